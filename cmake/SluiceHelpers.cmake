@@ -1,0 +1,64 @@
+# Wrappers so that every library, test and binary gets the same flags.
+
+# Warnings for project code only (generated and third-party code is exempt).
+set(SLUICE_WARNINGS -Wall -Wextra -Werror -Wno-unused-parameter)
+if(CMAKE_CXX_COMPILER_ID MATCHES "Clang")
+  list(APPEND SLUICE_WARNINGS -Wthread-safety)
+endif()
+
+# sluice_library(NAME SRCS a.cc ... DEPS lib ...)
+function(sluice_library name)
+  cmake_parse_arguments(ARG "" "" "SRCS;DEPS" ${ARGN})
+  add_library(${name} STATIC ${ARG_SRCS})
+  target_include_directories(${name} PUBLIC ${PROJECT_SOURCE_DIR}/src)
+  target_compile_options(${name} PRIVATE ${SLUICE_WARNINGS})
+  target_link_libraries(${name} PUBLIC ${ARG_DEPS})
+endfunction()
+
+# sluice_test(NAME SRCS a_test.cc ... DEPS lib ... LABELS label ...)
+# Every test carries the label of its folder; scenarios add `scenario`,
+# tests longer than a minute add `long`.
+function(sluice_test name)
+  cmake_parse_arguments(ARG "" "TIMEOUT" "SRCS;DEPS;LABELS" ${ARGN})
+  if(NOT ARG_LABELS)
+    message(FATAL_ERROR "sluice_test(${name}) needs LABELS")
+  endif()
+  add_executable(${name} ${ARG_SRCS})
+  target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/src)
+  target_compile_options(${name} PRIVATE ${SLUICE_WARNINGS})
+  target_link_libraries(${name} PRIVATE ${ARG_DEPS} GTest::gmock GTest::gtest_main)
+  add_test(NAME ${name} COMMAND ${name})
+  if(NOT ARG_TIMEOUT)
+    set(ARG_TIMEOUT 120)
+  endif()
+  set_tests_properties(${name} PROPERTIES LABELS "${ARG_LABELS}" TIMEOUT ${ARG_TIMEOUT})
+endfunction()
+
+# sluice_binary(NAME SRCS main.cc DEPS lib ...)
+function(sluice_binary name)
+  cmake_parse_arguments(ARG "" "" "SRCS;DEPS" ${ARGN})
+  add_executable(${name} ${ARG_SRCS})
+  target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/src)
+  target_compile_options(${name} PRIVATE ${SLUICE_WARNINGS})
+  target_link_libraries(${name} PRIVATE ${ARG_DEPS})
+endfunction()
+
+# sluice_bench(NAME SRCS b.cc DEPS lib ...): Google Benchmark binaries.
+function(sluice_bench name)
+  cmake_parse_arguments(ARG "" "" "SRCS;DEPS" ${ARGN})
+  add_executable(${name} ${ARG_SRCS})
+  target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/src)
+  target_compile_options(${name} PRIVATE ${SLUICE_WARNINGS})
+  target_link_libraries(${name} PRIVATE ${ARG_DEPS} benchmark::benchmark)
+endfunction()
+
+# sluice_fuzzer(NAME SRCS f.cc DEPS lib ...): libFuzzer targets (clang).
+function(sluice_fuzzer name)
+  cmake_parse_arguments(ARG "" "" "SRCS;DEPS" ${ARGN})
+  add_executable(${name} ${ARG_SRCS})
+  target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/src)
+  target_compile_options(${name} PRIVATE ${SLUICE_WARNINGS}
+                         -fsanitize=fuzzer,address,undefined)
+  target_link_options(${name} PRIVATE -fsanitize=fuzzer,address,undefined)
+  target_link_libraries(${name} PRIVATE ${ARG_DEPS})
+endfunction()
