@@ -59,8 +59,8 @@ TEST(MemcomparableTest, DecodeLeavesRestAndRejectsGarbage) {
   EXPECT_EQ(out, "abc");
   EXPECT_EQ(in, "tail");
 
-  EXPECT_EQ(DecodeWhole("abc").status().code(), Code::kCorruption);          // truncated
-  EXPECT_EQ(DecodeWhole(std::string(8, 'a') + "\x01").status().code(),      // marker
+  EXPECT_EQ(DecodeWhole("abc").status().code(), Code::kCorruption);     // truncated
+  EXPECT_EQ(DecodeWhole(std::string(8, 'a') + "\x01").status().code(),  // marker
             Code::kCorruption);
   EXPECT_EQ(DecodeWhole(std::string("ab\x01\0\x05\0\0\0\xFA", 9)).status().code(),  // padding
             Code::kCorruption);

@@ -33,25 +33,44 @@ bool IsRetryable(Code code) {
 
 std::string_view CodeName(Code code) {
   switch (code) {
-    case Code::kOk: return "ok";
-    case Code::kCancelled: return "cancelled";
-    case Code::kInvalidArgument: return "invalid_argument";
-    case Code::kNotFound: return "not_found";
-    case Code::kAlreadyExists: return "already_exists";
-    case Code::kCorruption: return "corruption";
-    case Code::kProtocolViolation: return "protocol_violation";
-    case Code::kUnavailable: return "unavailable";
-    case Code::kTimeout: return "timeout";
-    case Code::kBusy: return "busy";
-    case Code::kResourceExhausted: return "resource_exhausted";
-    case Code::kEpochMismatch: return "epoch_mismatch";
-    case Code::kStaleOwner: return "stale_owner";
-    case Code::kAborted: return "aborted";
-    case Code::kIoError: return "io_error";
-    case Code::kNotSupported: return "not_supported";
-    case Code::kIncompatible: return "incompatible";
-    case Code::kGcSafepointExceeded: return "gc_safepoint_exceeded";
-    case Code::kInternal: return "internal";
+    case Code::kOk:
+      return "ok";
+    case Code::kCancelled:
+      return "cancelled";
+    case Code::kInvalidArgument:
+      return "invalid_argument";
+    case Code::kNotFound:
+      return "not_found";
+    case Code::kAlreadyExists:
+      return "already_exists";
+    case Code::kCorruption:
+      return "corruption";
+    case Code::kProtocolViolation:
+      return "protocol_violation";
+    case Code::kUnavailable:
+      return "unavailable";
+    case Code::kTimeout:
+      return "timeout";
+    case Code::kBusy:
+      return "busy";
+    case Code::kResourceExhausted:
+      return "resource_exhausted";
+    case Code::kEpochMismatch:
+      return "epoch_mismatch";
+    case Code::kStaleOwner:
+      return "stale_owner";
+    case Code::kAborted:
+      return "aborted";
+    case Code::kIoError:
+      return "io_error";
+    case Code::kNotSupported:
+      return "not_supported";
+    case Code::kIncompatible:
+      return "incompatible";
+    case Code::kGcSafepointExceeded:
+      return "gc_safepoint_exceeded";
+    case Code::kInternal:
+      return "internal";
   }
   return "unknown";
 }

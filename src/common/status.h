@@ -19,24 +19,24 @@ namespace sluice {
 
 enum class Code : int {
   kOk = 0,
-  kCancelled,          // The operation was cancelled (shutdown, unsubscribe).
-  kInvalidArgument,    // A caller passed something malformed (API, config, CLI).
-  kNotFound,           // A named thing does not exist.
-  kAlreadyExists,      // A create collided with an existing thing.
-  kCorruption,         // Bytes from outside (wire, disk) do not decode.
-  kProtocolViolation,  // A peer broke the protocol (TiKV, PD, etcd, node).
-  kUnavailable,        // A peer cannot be reached right now.
-  kTimeout,            // A deadline passed.
-  kBusy,               // A peer asked us to back off (server busy, congested).
-  kResourceExhausted,  // A quota or limit was hit.
-  kEpochMismatch,      // Region epoch or maintainer epoch is stale.
-  kStaleOwner,         // A fenced-off owner tried to act.
-  kAborted,            // A compare-and-swap or transaction lost a race.
-  kIoError,            // Local disk or OS failure.
-  kNotSupported,       // A feature we do not implement.
-  kIncompatible,       // Version or cluster-id mismatch with the upstream.
+  kCancelled,            // The operation was cancelled (shutdown, unsubscribe).
+  kInvalidArgument,      // A caller passed something malformed (API, config, CLI).
+  kNotFound,             // A named thing does not exist.
+  kAlreadyExists,        // A create collided with an existing thing.
+  kCorruption,           // Bytes from outside (wire, disk) do not decode.
+  kProtocolViolation,    // A peer broke the protocol (TiKV, PD, etcd, node).
+  kUnavailable,          // A peer cannot be reached right now.
+  kTimeout,              // A deadline passed.
+  kBusy,                 // A peer asked us to back off (server busy, congested).
+  kResourceExhausted,    // A quota or limit was hit.
+  kEpochMismatch,        // Region epoch or maintainer epoch is stale.
+  kStaleOwner,           // A fenced-off owner tried to act.
+  kAborted,              // A compare-and-swap or transaction lost a race.
+  kIoError,              // Local disk or OS failure.
+  kNotSupported,         // A feature we do not implement.
+  kIncompatible,         // Version or cluster-id mismatch with the upstream.
   kGcSafepointExceeded,  // Start ts is below the upstream GC safepoint.
-  kInternal,           // An invariant of our own code broke.
+  kInternal,             // An invariant of our own code broke.
 };
 
 // Number of codes; kept in step with the enum by status_test.cc.
@@ -105,7 +105,7 @@ Status Internal(std::string msg);
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : v_(std::move(value)) {}  // NOLINT: implicit by design.
+  Result(T value) : v_(std::move(value)) {}        // NOLINT: implicit by design.
   Result(Status status) : v_(std::move(status)) {  // NOLINT
     assert(!std::get<Status>(v_).ok() && "Result from an OK status");
   }
@@ -142,10 +142,10 @@ class [[nodiscard]] Result {
 #define SLUICE_CONCAT(a, b) SLUICE_CONCAT_INNER(a, b)
 
 // Returns the status from the enclosing function if it is not OK.
-#define RETURN_IF_ERROR(expr)                  \
-  do {                                         \
-    ::sluice::Status _st = (expr);             \
-    if (!_st.ok()) return _st;                 \
+#define RETURN_IF_ERROR(expr)      \
+  do {                             \
+    ::sluice::Status _st = (expr); \
+    if (!_st.ok()) return _st;     \
   } while (0)
 
 // ASSIGN_OR_RETURN(auto x, ResultExpr()): binds the value or returns the error.
