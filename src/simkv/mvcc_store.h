@@ -1,0 +1,208 @@
+// MvccStore: the in-memory multi-version store behind simkv, with Percolator
+// transactions (prewrite, commit, rollback, one-phase commit) over raw keys.
+//
+// Thread-safe: one mutex guards all state, so every operation is atomic and
+// all-or-nothing (a failed Prewrite or Commit changes nothing). Observers are
+// called synchronously while that mutex is held, in apply order; each change
+// batch carries a store-wide apply index (like a raft index) so that a reader
+// can stitch an incremental scan (taken at some index) to live events after it.
+// Observers must not call back into the store and must not block.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/status.h"
+#include "common/strong_id.h"
+#include "common/thread_annotations.h"
+#include "simkv/mvcc_types.h"
+
+namespace sluice::simkv {
+
+inline constexpr Ts kMaxTs{std::numeric_limits<uint64_t>::max()};
+
+// Events handed to observers. The views point into the store and are valid
+// only for the duration of the callback; copy what you keep.
+struct PrewriteEvent {
+  uint64_t apply_index = 0;
+  std::string_view key;
+  std::string_view primary;
+  Ts start_ts;
+  MutationOp op = MutationOp::kPut;
+  std::string_view value;
+  std::optional<std::string_view> old_value;  // Newest committed value.
+};
+
+struct CommitEvent {
+  uint64_t apply_index = 0;
+  std::string_view key;
+  Ts start_ts;
+  Ts commit_ts;
+  WriteKind kind = WriteKind::kPut;  // kPut, kDelete or kLock.
+  std::string_view value;
+  std::optional<std::string_view> old_value;  // Visible just before commit_ts.
+  bool one_pc = false;  // Committed without a lock (TiKV sends these as COMMITTED).
+};
+
+struct RollbackEvent {
+  uint64_t apply_index = 0;
+  std::string_view key;
+  Ts start_ts;
+  bool removed_lock = false;              // A lock of this transaction was removed.
+  MutationOp lock_op = MutationOp::kPut;  // Its op, when removed_lock.
+};
+
+// Receives every change of the store, synchronously and in apply order.
+class MvccObserver {
+ public:
+  virtual ~MvccObserver() = default;
+  virtual void OnPrewrite(const PrewriteEvent& event) {}
+  virtual void OnCommit(const CommitEvent& event) {}
+  virtual void OnRollback(const RollbackEvent& event) {}
+};
+
+// What an incremental scan returns: committed rows in key order then commit-ts
+// order, the put/delete locks present in the range, and the apply index the
+// snapshot was taken at (live events with a larger index come after it).
+struct CommittedScan {
+  std::vector<CommittedRow> rows;
+  std::vector<PrewriteRow> prewrites;
+  uint64_t applied_index = 0;
+};
+
+struct GcStats {
+  size_t removed_versions = 0;
+  size_t removed_keys = 0;
+};
+
+struct MvccStats {
+  size_t keys = 0;
+  size_t versions = 0;
+  size_t locks = 0;
+};
+
+class MvccStore {
+ public:
+  MvccStore() = default;
+  MvccStore(const MvccStore&) = delete;
+  MvccStore& operator=(const MvccStore&) = delete;
+
+  // Observers are not owned and must outlive their registration.
+  void AddObserver(MvccObserver* observer);
+  void RemoveObserver(MvccObserver* observer);
+
+  // Locks every key of `mutations` for the transaction `start_ts`. Fails with
+  // kWriteConflict, kKeyIsLocked (carrying the lock), kTxnRolledBack or
+  // kBelowGcSafePoint. Keys this transaction already locked or committed are
+  // skipped, so a retried prewrite is harmless.
+  TxnStatus Prewrite(const std::vector<Mutation>& mutations, std::string_view primary, Ts start_ts,
+                     uint64_t lock_ttl_ms);
+
+  // Commits the locks of `start_ts` at `commit_ts`. Callers commit the primary
+  // first, then the secondaries. A key already committed by this transaction
+  // is skipped (a secondary resolved by someone else); a key rolled back
+  // fails with kTxnRolledBack; a key with neither fails with kTxnLockNotFound.
+  TxnStatus Commit(const std::vector<std::string>& keys, Ts start_ts, Ts commit_ts);
+
+  // Removes the locks of `start_ts` and leaves rollback records, so a late
+  // prewrite of the same transaction is refused. Fails with kAlreadyCommitted
+  // if a key was committed. Rolling back twice is harmless.
+  TxnStatus Rollback(const std::vector<std::string>& keys, Ts start_ts);
+
+  // One-phase commit: the conflict checks of Prewrite, then write records at
+  // `commit_ts` without ever taking locks. Observers see commits with one_pc.
+  TxnStatus CommitOnePc(const std::vector<Mutation>& mutations, Ts start_ts, Ts commit_ts);
+
+  // The value visible at `ts` (nullopt if none or deleted). kKeyIsLocked if a
+  // put/delete lock with start_ts <= ts exists; kBelowGcSafePoint if ts is
+  // below the GC safe point.
+  TxnResult<std::optional<std::string>> Get(std::string_view key, Ts ts) const;
+
+  // Up to `limit` (0 = no limit) visible pairs in [start, end) at `ts`, in key
+  // order; an empty `end` is unbounded. Lock errors as in Get.
+  TxnResult<std::vector<KvPair>> Scan(std::string_view start, std::string_view end, Ts ts,
+                                      size_t limit) const;
+
+  // The incremental scan for CDC: every committed put/delete with
+  // after_ts < commit_ts <= snapshot_ts in [start, end), each with its old
+  // value, plus the locks in range. GcSafepointExceeded if after_ts is below
+  // the GC safe point (history there may be gone).
+  Result<CommittedScan> ScanCommitted(std::string_view start, std::string_view end, Ts after_ts,
+                                      Ts snapshot_ts) const;
+
+  // The smallest start ts of any lock in [start, end), for resolved ts.
+  std::optional<Ts> MinLockStartTs(std::string_view start, std::string_view end) const;
+  std::vector<LockInfo> Locks(std::string_view start, std::string_view end) const;
+
+  // The state of transaction `start_ts` at its primary key (lock resolving).
+  TxnState CheckTxn(std::string_view primary, Ts start_ts) const;
+
+  // Removes versions no longer visible at `safe_point`: per key it keeps every
+  // version above the safe point and the newest put at or below it. Locks are
+  // untouched. A safe point at or below the current one is a no-op.
+  GcStats Gc(Ts safe_point);
+
+  Ts gc_safe_point() const;
+  uint64_t applied_index() const;
+  MvccStats Stats() const;
+
+ private:
+  struct StoredLock {
+    std::string primary;
+    Ts start_ts;
+    MutationOp op = MutationOp::kPut;
+    std::string value;
+    uint64_t ttl_ms = 0;
+    Ts min_commit_ts;
+  };
+  struct WriteRecord {
+    Ts start_ts;
+    WriteKind kind = WriteKind::kPut;
+    std::string value;
+  };
+  // Write records by commit ts, newest first.
+  using Versions = std::map<Ts, WriteRecord, std::greater<Ts>>;
+  struct KeyEntry {
+    std::optional<StoredLock> lock;
+    Versions writes;
+  };
+  using KeyMap = std::map<std::string, KeyEntry, std::less<>>;
+  // Outcome of checking one mutation or key before applying a batch.
+  enum class Check : uint8_t { kApply, kSkip };
+
+  static std::optional<std::string_view> ValueAt(const Versions& writes, Ts ts);
+  static const WriteRecord* FindOwnRecord(const Versions& writes, Ts start_ts, Ts* commit_ts);
+  static LockInfo ToLockInfo(std::string_view key, const StoredLock& lock);
+  static bool ReadBlockedBy(const std::optional<StoredLock>& lock, Ts ts);
+
+  const KeyEntry* FindEntry(std::string_view key) const REQUIRES(mu_);
+  TxnResult<Check> CheckWrite(std::string_view key, Ts start_ts) const REQUIRES(mu_);
+  TxnResult<Check> CheckCommit(std::string_view key, Ts start_ts, Ts commit_ts) const REQUIRES(mu_);
+  TxnResult<Check> CheckRollback(std::string_view key, Ts start_ts) const REQUIRES(mu_);
+  TxnStatus ValidateMutations(const std::vector<Mutation>& mutations, Ts start_ts,
+                              std::vector<bool>* apply) const REQUIRES(mu_);
+  void ApplyPrewrite(const Mutation& m, std::string_view primary, Ts start_ts, uint64_t ttl_ms)
+      REQUIRES(mu_);
+  void ApplyCommit(KeyEntry& entry, std::string_view key, Ts start_ts, Ts commit_ts, WriteKind kind,
+                   std::string value, bool one_pc) REQUIRES(mu_);
+  void ApplyRollback(std::string_view key, Ts start_ts) REQUIRES(mu_);
+  static size_t GcKey(Versions& writes, Ts safe_point);
+  template <typename Fn>
+  void ForRange(std::string_view start, std::string_view end, Fn&& fn) const REQUIRES(mu_);
+
+  // One mutex guards everything below (and serialises observer callbacks).
+  mutable Mutex mu_;
+  KeyMap keys_ GUARDED_BY(mu_);
+  std::vector<MvccObserver*> observers_ GUARDED_BY(mu_);
+  Ts gc_safe_point_ GUARDED_BY(mu_);
+  uint64_t applied_index_ GUARDED_BY(mu_) = 0;
+};
+
+}  // namespace sluice::simkv
