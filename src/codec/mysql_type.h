@@ -7,7 +7,8 @@
 namespace sluice::codec {
 
 namespace mysql_type {
-inline constexpr uint8_t kDecimal = 0;  // old decimal; never stored by TiDB
+inline constexpr uint8_t kUnspecified = 0;  // also the old DECIMAL, never stored by TiDB
+inline constexpr uint8_t kDecimal = 0;
 inline constexpr uint8_t kTiny = 1;
 inline constexpr uint8_t kShort = 2;
 inline constexpr uint8_t kLong = 3;
@@ -35,12 +36,27 @@ inline constexpr uint8_t kLongBlob = 251;
 inline constexpr uint8_t kBlob = 252;
 inline constexpr uint8_t kVarString = 253;
 inline constexpr uint8_t kString = 254;
+inline constexpr uint8_t kGeometry = 255;
 }  // namespace mysql_type
 
 namespace mysql_flag {
-inline constexpr uint32_t kNotNull = 1;
-inline constexpr uint32_t kPriKey = 2;
+inline constexpr uint32_t kNotNull = 1 << 0;
+inline constexpr uint32_t kPriKey = 1 << 1;
+inline constexpr uint32_t kUniqueKey = 1 << 2;
+inline constexpr uint32_t kMultipleKey = 1 << 3;
+inline constexpr uint32_t kBlob = 1 << 4;
 inline constexpr uint32_t kUnsigned = 1 << 5;
+inline constexpr uint32_t kZerofill = 1 << 6;
+inline constexpr uint32_t kBinary = 1 << 7;
+inline constexpr uint32_t kEnum = 1 << 8;
+inline constexpr uint32_t kAutoIncrement = 1 << 9;
+inline constexpr uint32_t kTimestamp = 1 << 10;
+inline constexpr uint32_t kSet = 1 << 11;
+inline constexpr uint32_t kNoDefaultValue = 1 << 12;
+inline constexpr uint32_t kOnUpdateNow = 1 << 13;
+inline constexpr uint32_t kPartKey = 1 << 14;
+inline constexpr uint32_t kNum = 1 << 15;
+inline constexpr uint32_t kGeneratedColumn = 1 << 23;
 }  // namespace mysql_flag
 
 // Whether `type` is one of the integer types (not YEAR).

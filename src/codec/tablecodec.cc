@@ -29,11 +29,7 @@ std::string RowHandle::Encoded() const {
   return out;
 }
 
-std::string EncodeTablePrefix(TableId table_id) {
-  std::string out(1, kTablePrefix);
-  EncodeInt(table_id.value(), &out);
-  return out;
-}
+std::string EncodeTablePrefix(TableId table_id) { return TablePrefix(table_id); }
 
 std::string EncodeRecordPrefix(TableId table_id) {
   return PrefixWithSep(table_id, kRecordPrefixSep);
@@ -111,15 +107,6 @@ Result<DecodedIndexKey> DecodeIndexKey(std::string_view key) {
   return DecodedIndexKey{table_id, index_id, rest};
 }
 
-KeySpan TableRecordSpan(TableId table_id) {
-  std::string end = EncodeRecordPrefix(table_id);
-  end.back() = static_cast<char>(end.back() + 1);  // "_r" -> "_s"
-  return KeySpan{EncodeRecordPrefix(table_id), std::move(end)};
-}
-
-KeySpan ComparableTableRecordSpan(TableId table_id) {
-  KeySpan raw = TableRecordSpan(table_id);
-  return KeySpan{memcomparable::EncodeBytes(raw.start), memcomparable::EncodeBytes(raw.end)};
-}
+Span ComparableTableRecordSpan(TableId table_id) { return ToComparable(TableRecordSpan(table_id)); }
 
 }  // namespace sluice::codec

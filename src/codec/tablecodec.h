@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "codec/datum.h"
+#include "common/span.h"
 #include "common/status.h"
 #include "common/strong_id.h"
 
@@ -76,15 +77,12 @@ struct DecodedIndexKey {
 };
 Result<DecodedIndexKey> DecodeIndexKey(std::string_view key);
 
-// A half-open key range [start, end).
-struct KeySpan {
-  std::string start;
-  std::string end;
-  friend bool operator==(const KeySpan&, const KeySpan&) = default;
-};
-// Raw record range of a table: [t{id}_r, t{id}_s).
-KeySpan TableRecordSpan(TableId table_id);
-// The same range with both ends memcomparable-encoded (as PD and CDC use).
-KeySpan ComparableTableRecordSpan(TableId table_id);
+// Table record spans live in common/span.h (TableRecordSpan, ToComparable);
+// this alias keeps codec callers short.
+using KeySpan = Span;
+using ::sluice::TableRecordSpan;
+// The raw record range of a table with both ends memcomparable-encoded (as
+// PD and CDC use).
+Span ComparableTableRecordSpan(TableId table_id);
 
 }  // namespace sluice::codec

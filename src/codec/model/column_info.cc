@@ -40,7 +40,7 @@ Status ReadChangeState(const JsonValue& value, std::string_view path, std::optio
 }  // namespace
 
 std::optional<std::string> ColumnInfo::OriginDefaultBytes() const {
-  if (type.EffectiveType() == kTypeBit && origin_default_bit.has_value()) {
+  if (type.EffectiveType() == mysql_type::kBit && origin_default_bit.has_value()) {
     return origin_default_bit;
   }
   if (origin_default.is_null()) return std::nullopt;

@@ -41,7 +41,7 @@ struct ColumnInfo {
   bool IsPublic() const { return state == SchemaState::kPublic; }
   bool IsGenerated() const { return !generated_expr_string.empty(); }
   bool IsVirtualGenerated() const { return IsGenerated() && !generated_stored; }
-  bool IsPrimaryKey() const { return type.HasFlag(kPriKeyFlag); }
+  bool IsPrimaryKey() const { return type.HasFlag(mysql_flag::kPriKey); }
   // The origin default as raw bytes, the way TiDB reads it: BIT columns take
   // origin_default_bit when set; a string value gives its bytes; null gives
   // nullopt; any other JSON value gives its JSON text.

@@ -11,64 +11,19 @@
 #include <vector>
 
 #include "codec/model/go_json.h"
+#include "codec/mysql_type.h"
 
 namespace sluice::model {
 
-// MySQL column type codes (`mysql.Type*`).
-inline constexpr uint8_t kTypeUnspecified = 0;
-inline constexpr uint8_t kTypeTiny = 1;
-inline constexpr uint8_t kTypeShort = 2;
-inline constexpr uint8_t kTypeLong = 3;
-inline constexpr uint8_t kTypeFloat = 4;
-inline constexpr uint8_t kTypeDouble = 5;
-inline constexpr uint8_t kTypeNull = 6;
-inline constexpr uint8_t kTypeTimestamp = 7;
-inline constexpr uint8_t kTypeLonglong = 8;
-inline constexpr uint8_t kTypeInt24 = 9;
-inline constexpr uint8_t kTypeDate = 10;
-inline constexpr uint8_t kTypeDuration = 11;
-inline constexpr uint8_t kTypeDatetime = 12;
-inline constexpr uint8_t kTypeYear = 13;
-inline constexpr uint8_t kTypeNewDate = 14;
-inline constexpr uint8_t kTypeVarchar = 15;
-inline constexpr uint8_t kTypeBit = 16;
-inline constexpr uint8_t kTypeTiDBVectorFloat32 = 0xe1;
-inline constexpr uint8_t kTypeJson = 0xf5;
-inline constexpr uint8_t kTypeNewDecimal = 0xf6;
-inline constexpr uint8_t kTypeEnum = 0xf7;
-inline constexpr uint8_t kTypeSet = 0xf8;
-inline constexpr uint8_t kTypeTinyBlob = 0xf9;
-inline constexpr uint8_t kTypeMediumBlob = 0xfa;
-inline constexpr uint8_t kTypeLongBlob = 0xfb;
-inline constexpr uint8_t kTypeBlob = 0xfc;
-inline constexpr uint8_t kTypeVarString = 0xfd;
-inline constexpr uint8_t kTypeString = 0xfe;
-inline constexpr uint8_t kTypeGeometry = 0xff;
-
-// Column flag bits (`mysql.*Flag`).
-inline constexpr uint64_t kNotNullFlag = 1 << 0;
-inline constexpr uint64_t kPriKeyFlag = 1 << 1;
-inline constexpr uint64_t kUniqueKeyFlag = 1 << 2;
-inline constexpr uint64_t kMultipleKeyFlag = 1 << 3;
-inline constexpr uint64_t kBlobFlag = 1 << 4;
-inline constexpr uint64_t kUnsignedFlag = 1 << 5;
-inline constexpr uint64_t kZerofillFlag = 1 << 6;
-inline constexpr uint64_t kBinaryFlag = 1 << 7;
-inline constexpr uint64_t kEnumFlag = 1 << 8;
-inline constexpr uint64_t kAutoIncrementFlag = 1 << 9;
-inline constexpr uint64_t kTimestampFlag = 1 << 10;
-inline constexpr uint64_t kSetFlag = 1 << 11;
-inline constexpr uint64_t kNoDefaultValueFlag = 1 << 12;
-inline constexpr uint64_t kOnUpdateNowFlag = 1 << 13;
-inline constexpr uint64_t kPartKeyFlag = 1 << 14;
-inline constexpr uint64_t kNumFlag = 1 << 15;
-inline constexpr uint64_t kGeneratedColumnFlag = 1 << 23;
+// MySQL type codes and flags are codec/mysql_type.h's.
+namespace mysql_type = ::sluice::codec::mysql_type;
+namespace mysql_flag = ::sluice::codec::mysql_flag;
 
 // Flen / Decimal value meaning "not specified".
 inline constexpr int64_t kUnspecifiedLength = -1;
 
 struct FieldType {
-  uint8_t tp = kTypeUnspecified;
+  uint8_t tp = mysql_type::kUnspecified;
   uint64_t flag = 0;
   int64_t flen = 0;
   int64_t decimal = 0;
@@ -80,7 +35,7 @@ struct FieldType {
 
   bool HasFlag(uint64_t bit) const { return (flag & bit) != 0; }
   // The effective type: TiDB reports an array type as JSON.
-  uint8_t EffectiveType() const { return array ? kTypeJson : tp; }
+  uint8_t EffectiveType() const { return array ? mysql_type::kJson : tp; }
 
   bool operator==(const FieldType&) const = default;
 };

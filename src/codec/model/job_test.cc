@@ -134,7 +134,7 @@ TEST(JobTest, AddColumn) {
   const ColumnInfo* note = job.FinishedTableInfo()->FindColumnByName("note");
   ASSERT_NE(note, nullptr);
   EXPECT_EQ(note->id, 2);
-  EXPECT_EQ(note->type.tp, kTypeVarchar);
+  EXPECT_EQ(note->type.tp, mysql_type::kVarchar);
   EXPECT_EQ(note->OriginDefaultBytes(), std::optional<std::string>("x"));
 }
 

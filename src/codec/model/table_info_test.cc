@@ -49,8 +49,8 @@ TEST(TableInfoTest, ParsesTableLevelFields) {
 TEST(TableInfoTest, ParsesColumnTypesDefaultsAndGeneratedColumns) {
   const TableInfo t = MustParseTable(docs::OrdersTable());
   const ColumnInfo& id = t.columns[0];
-  EXPECT_EQ(id.type.tp, kTypeLonglong);
-  EXPECT_EQ(id.type.flag, kNotNullFlag | kPriKeyFlag | kAutoIncrementFlag);
+  EXPECT_EQ(id.type.tp, mysql_type::kLonglong);
+  EXPECT_EQ(id.type.flag, mysql_flag::kNotNull | mysql_flag::kPriKey | mysql_flag::kAutoIncrement);
   EXPECT_EQ(id.type.flen, 20);
   EXPECT_EQ(id.type.charset, "binary");
   EXPECT_TRUE(id.origin_default.is_null());
@@ -60,24 +60,24 @@ TEST(TableInfoTest, ParsesColumnTypesDefaultsAndGeneratedColumns) {
   const ColumnInfo& customer = t.columns[1];
   EXPECT_EQ(customer.name, (CIStr{"Customer", "customer"}));
   EXPECT_EQ(customer.offset, 1);
-  EXPECT_EQ(customer.type.tp, kTypeVarchar);
+  EXPECT_EQ(customer.type.tp, mysql_type::kVarchar);
   EXPECT_EQ(customer.default_value, JsonValue("anon"));
   EXPECT_EQ(customer.type.collate, "utf8mb4_bin");
 
   const ColumnInfo& status = t.columns[2];
-  EXPECT_EQ(status.type.tp, kTypeEnum);
+  EXPECT_EQ(status.type.tp, mysql_type::kEnum);
   EXPECT_EQ(status.type.elems, (std::vector<std::string>{"new", "paid"}));
 
   const ColumnInfo& flags = t.columns[4];
-  EXPECT_EQ(flags.type.tp, kTypeBit);
-  EXPECT_TRUE(flags.type.HasFlag(kUnsignedFlag));
+  EXPECT_EQ(flags.type.tp, mysql_type::kBit);
+  EXPECT_TRUE(flags.type.HasFlag(mysql_flag::kUnsigned));
   EXPECT_EQ(flags.origin_default_bit, std::optional<std::string>("\x05"));
   EXPECT_EQ(flags.default_bit, std::optional<std::string>("\x05"));
   EXPECT_EQ(flags.default_value, JsonValue("\x05"));
   EXPECT_EQ(flags.OriginDefaultBytes(), std::optional<std::string>("\x05"));
 
   const ColumnInfo& total = t.columns[5];
-  EXPECT_EQ(total.type.tp, kTypeNewDecimal);
+  EXPECT_EQ(total.type.tp, mysql_type::kNewDecimal);
   EXPECT_EQ(total.type.decimal, 2);
   EXPECT_EQ(total.generated_expr_string, "`amount` * 2");
   EXPECT_TRUE(total.IsVirtualGenerated());
