@@ -12,6 +12,7 @@ export CCACHE_NOHASHDIR=true
 dir=build-clang
 cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Debug \
   -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+  -DCMAKE_CXX_FLAGS_DEBUG="-g -O1" -DCMAKE_C_FLAGS_DEBUG="-g -O1" \
   -DSLUICE_FUZZ=ON -DSLUICE_BENCH=OFF
 cmake --build "$dir"
 
