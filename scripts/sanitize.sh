@@ -13,6 +13,6 @@ cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE="$kind" -DSLUICE_BENCH=OFF
 cmake --build "$dir"
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
+export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$(pwd)/scripts/tsan.supp"
 cd "$dir"
 ctest --output-on-failure -LE 'long|scenario' -j "$(nproc)"
