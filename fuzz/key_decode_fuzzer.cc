@@ -41,6 +41,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto datums = codec::DecodeDatums(in);
   (void)datums.ok();
   auto span = FromComparable(Span{std::string(in), std::string(in)});
-  if (span.ok()) Check(ToComparable(*span).start == in);
+  // An empty raw key means "unbounded" and maps back to an empty key, so only
+  // non-empty keys round-trip byte for byte.
+  if (span.ok() && !span->start.empty()) Check(ToComparable(*span).start == in);
   return 0;
 }
