@@ -1,0 +1,53 @@
+// How simkv's MVCC changes look on the CDC wire (cdcpb.Event.Row), following
+// TiKV's CDC delegate and initializer:
+//  - live prewrite of a put/delete: PREWRITE with value and old value;
+//  - live commit: COMMIT with the value only when it is a short value
+//    (<= 255 bytes, stored inline by TiKV); the client takes the value from
+//    the matching PREWRITE;
+//  - live one-phase commit: COMMITTED with value and old value;
+//  - live rollback: ROLLBACK, op UNKNOWN, commit_ts 0;
+//  - incremental scan: locks as PREWRITE, writes as COMMITTED with value and
+//    old value, then one INITIALIZED row;
+//  - lock-only (SELECT FOR UPDATE) mutations produce no rows.
+// Keys are raw. Old values are dropped unless the request asked for
+// ReadOldValue. Pure functions; thread-safe.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "cdcpb.pb.h"
+#include "simkv/mvcc_store.h"
+
+namespace sluice::simkv {
+
+// TiKV stores values up to this size inline in the write record.
+inline constexpr size_t kShortValueMaxLen = 255;
+// TiKV starts a new Event when a batch of rows reaches this size.
+inline constexpr size_t kEventMaxBytes = 32 * 1024;
+
+using Row = cdcpb::Event::Row;
+
+// nullopt for changes that produce no row (lock-only mutations).
+std::optional<Row> RowFromPrewrite(const PrewriteEvent& event, bool with_old_value);
+std::optional<Row> RowFromCommit(const CommitEvent& event, bool with_old_value);
+Row RowFromRollback(const RollbackEvent& event);
+Row RowFromScan(const CommittedRow& row, bool with_old_value);
+Row RowFromScan(const PrewriteRow& row, bool with_old_value);
+Row InitializedRow();
+
+// Approximate bytes a row takes in memory and on the wire.
+size_t RowBytes(const Row& row);
+size_t EventBytes(const cdcpb::Event& event);
+
+// The scan output in TiKV's order (key order; a key's lock before its
+// committed writes, writes oldest first), cut into Events of at most
+// kEventMaxBytes of rows, each carrying region and request id.
+std::vector<cdcpb::Event> ScanEvents(const CommittedScan& scan, uint64_t region_id,
+                                     uint64_t request_id, bool with_old_value);
+
+cdcpb::Event ErrorEvent(uint64_t region_id, uint64_t request_id, cdcpb::Error error);
+
+}  // namespace sluice::simkv

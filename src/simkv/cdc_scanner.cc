@@ -1,0 +1,67 @@
+#include "simkv/cdc_scanner.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/logging.h"
+#include "simkv/cdc_errors.h"
+#include "simkv/cdc_rows.h"
+
+namespace sluice::simkv {
+
+namespace {
+
+constexpr int kScanAttempts = 3;  // GC may move between reading and scanning.
+
+}  // namespace
+
+CdcScanner::CdcScanner(CdcHub* hub, MvccStore* store, StoreId store_id, size_t threads)
+    : hub_(hub), store_(store), store_id_(store_id), threads_(threads == 0 ? 1 : threads) {}
+
+void CdcScanner::Start() {
+  for (size_t i = 0; i < threads_; ++i) {
+    workers_.Start("cdc-scan-" + std::to_string(store_id_.value()), [this](StopToken token) {
+      while (std::optional<ScanTask> task = queue_.Pop(token)) Run(*task, token);
+    });
+  }
+}
+
+void CdcScanner::Stop() {
+  queue_.Close();
+  workers_.Stop();
+}
+
+void CdcScanner::Schedule(ScanTask task) {
+  if (!queue_.Push(std::move(task)))
+    LOG_WARN("cdc: store {} scan dropped, stopping", store_id_.value());
+}
+
+void CdcScanner::Run(const ScanTask& task, const CancelToken& token) {
+  const DownstreamSpec& spec = *task.spec;
+  Result<CommittedScan> scan = Status(Code::kInternal, "not scanned");
+  for (int attempt = 0; attempt < kScanAttempts && !scan.ok(); ++attempt) {
+    Ts after = spec.checkpoint_ts;
+    Ts gc_safe_point = store_->gc_safe_point();
+    if (after < gc_safe_point) {
+      LOG_WARN("cdc: region {} request {} checkpoint {} is below the gc safe point {}",
+               spec.region_id.value(), spec.request_id, after.value(), gc_safe_point.value());
+      after = gc_safe_point;
+    }
+    scan = store_->ScanCommitted(task.range.start, task.range.end, after, kMaxTs);
+  }
+  if (!scan.ok()) {
+    LOG_WARN("cdc: region {} scan failed: {}", spec.region_id.value(), scan.status().ToString());
+    hub_->Fail(spec, RegionNotFoundError(spec.region_id.value()));
+    return;
+  }
+  std::vector<cdcpb::Event> events =
+      ScanEvents(*scan, spec.region_id.value(), spec.request_id, spec.old_value);
+  for (cdcpb::Event& event : events) {
+    if (!spec.sink->WaitForSpace(token)) return;
+    if (!hub_->SendScanEvent(spec, std::move(event))) return;
+  }
+  hub_->FinishScan(spec, scan->applied_index);
+}
+
+}  // namespace sluice::simkv

@@ -1,0 +1,48 @@
+// CdcScanner: the incremental scans of one store (TiKV's CDC Initializer on
+// its scan pool). Each task reads a ScanCommitted snapshot of the observed
+// range from the request's checkpoint ts, sends it through the hub (locks as
+// PREWRITE, writes as COMMITTED, in key order), then lets the hub send
+// INITIALIZED and the live rows that came after the snapshot.
+//
+// A checkpoint below the GC safe point is scanned from the safe point (with a
+// warning): history below it is gone, as it would be in TiKV.
+//
+// Threads: `threads` workers owned here, started by Start() and joined by
+// Stop(). Schedule() may be called from any thread and never blocks.
+#pragma once
+
+#include <cstddef>
+
+#include "common/lifecycle.h"
+#include "common/queue.h"
+#include "common/strong_id.h"
+#include "simkv/cdc_hub.h"
+#include "simkv/mvcc_store.h"
+
+namespace sluice::simkv {
+
+class CdcScanner {
+ public:
+  // Borrows the hub and the store; both must outlive the scanner.
+  CdcScanner(CdcHub* hub, MvccStore* store, StoreId store_id, size_t threads);
+  ~CdcScanner() { Stop(); }
+  CdcScanner(const CdcScanner&) = delete;
+  CdcScanner& operator=(const CdcScanner&) = delete;
+
+  void Start();
+  // Cancels running scans, drops queued ones and joins the workers.
+  void Stop();
+  void Schedule(ScanTask task);
+
+ private:
+  void Run(const ScanTask& task, const CancelToken& token);
+
+  CdcHub* const hub_;
+  MvccStore* const store_;
+  const StoreId store_id_;
+  const size_t threads_;
+  UnboundedMpscQueue<ScanTask> queue_;
+  ThreadGroup workers_;
+};
+
+}  // namespace sluice::simkv

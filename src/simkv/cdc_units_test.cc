@@ -1,0 +1,155 @@
+// Unit tests of the CDC building blocks: version and feature parsing, the
+// stream sink's budget and batching, service safepoints, and scan events.
+#include <gtest/gtest.h>
+
+#include <limits>
+
+#include "simkv/cdc_request_validator.h"
+#include "simkv/cdc_rows.h"
+#include "simkv/cdc_stream_sink.h"
+#include "simkv/service_safepoints.h"
+
+namespace sluice::simkv {
+namespace {
+
+TEST(ClientVersionTest, ParsesSemverAndOrdersPrereleasesFirst) {
+  ClientVersion v = ClientVersion::Parse("8.5.0");
+  ASSERT_TRUE(v.parsed);
+  EXPECT_TRUE(v.AtLeast(5, 3, 0));
+  EXPECT_TRUE(ClientVersion::Parse("4.0.8").AtLeast(4, 0, 8));
+  EXPECT_FALSE(ClientVersion::Parse("4.0.8-rc.1").AtLeast(4, 0, 8));
+  EXPECT_TRUE(ClientVersion::Parse("4.0.9-rc.1+build.5").AtLeast(4, 0, 8));
+  for (const char* bad : {"", "v8.5.0", "8.5", "08.5.0", "8.5.0-", "8.5.0+", "-1.0.0", "8.5.0 ",
+                          "99999999999.0.0", "8.5.0-a..b"}) {
+    EXPECT_FALSE(ClientVersion::Parse(bad).parsed) << bad;
+  }
+}
+
+TEST(FeaturesTest, KnownFeaturesOnly) {
+  Result<StreamFeatures> ok = ParseFeatures(" stream-multiplexing ");
+  ASSERT_TRUE(ok.ok());
+  EXPECT_TRUE(ok->multiplexing);
+  Result<StreamFeatures> bad = ParseFeatures("stream-multiplexing,a, b");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message(), "a,b");
+  EXPECT_FALSE(ParseFeatures("").ok());  // TiKV reads it as one unknown, empty name.
+}
+
+TEST(ValidateRegisterTest, OrderOfStreamLevelChecks) {
+  cdcpb::ChangeDataRequest request;
+  request.mutable_header()->set_cluster_id(9);
+  RequestContext context{1, ClientVersion::Parse("4.0.7"), BusyState{"busy", 10}};
+  EXPECT_TRUE(ValidateRegister(request, context)->has_compatibility());
+  context.version = ClientVersion::Parse("6.0.0");
+  EXPECT_TRUE(ValidateRegister(request, context)->has_cluster_id_mismatch());
+  request.mutable_header()->set_cluster_id(1);
+  request.set_kv_api(cdcpb::ChangeDataRequest::TxnKV);
+  EXPECT_EQ(ValidateRegister(request, context)->compatibility().required_version(), "6.2.0");
+  request.set_kv_api(cdcpb::ChangeDataRequest::TiDB);
+  EXPECT_TRUE(ValidateRegister(request, context)->has_server_is_busy());
+  context.busy.reset();
+  EXPECT_FALSE(ValidateRegister(request, context).has_value());
+}
+
+Row TestRow(const std::string& key, size_t value_size) {
+  Row row;
+  row.set_type(cdcpb::Event::PREWRITE);
+  row.set_key(key);
+  row.set_value(std::string(value_size, 'v'));
+  return row;
+}
+
+TEST(StreamSinkTest, RowsOfOneBatchShareAnEventAndResolvedTsTravelsAlone) {
+  StreamSink sink;
+  ASSERT_EQ(sink.PushRow(1, 7, 10, TestRow("a", 1), false), StreamSink::PushResult::kOk);
+  ASSERT_EQ(sink.PushRow(1, 7, 10, TestRow("b", 1), false), StreamSink::PushResult::kOk);
+  ASSERT_EQ(sink.PushRow(1, 7, 11, TestRow("c", 1), false), StreamSink::PushResult::kOk);
+  cdcpb::ResolvedTs resolved;
+  resolved.set_ts(5);
+  resolved.add_regions(1);
+  ASSERT_EQ(sink.PushResolvedTs(resolved), StreamSink::PushResult::kOk);
+  ASSERT_EQ(sink.PushRow(2, 7, 12, TestRow("d", 1), false), StreamSink::PushResult::kOk);
+  CancelToken never;
+  auto first = sink.NextMessage(never);
+  ASSERT_TRUE(first.has_value());
+  ASSERT_EQ(first->events_size(), 2);
+  EXPECT_EQ(first->events(0).entries().entries_size(), 2);
+  EXPECT_EQ(first->events(0).index(), 10u);
+  EXPECT_EQ(first->events(1).index(), 11u);
+  EXPECT_FALSE(first->has_resolved_ts());
+  auto second = sink.NextMessage(never);
+  ASSERT_TRUE(second.has_value());
+  EXPECT_EQ(second->events_size(), 0);
+  EXPECT_EQ(second->resolved_ts().ts(), 5u);
+  sink.Close();
+  EXPECT_EQ(sink.NextMessage(never)->events(0).region_id(), 2u);  // Drained after Close.
+  EXPECT_FALSE(sink.NextMessage(never).has_value());
+  EXPECT_EQ(sink.PushRow(1, 7, 13, TestRow("e", 1), true), StreamSink::PushResult::kClosed);
+}
+
+TEST(StreamSinkTest, BudgetRefusesUnforcedPushesOnly) {
+  StreamSinkOptions options;
+  options.max_bytes = 1000;
+  StreamSink sink(options);
+  EXPECT_EQ(sink.PushRow(1, 1, 1, TestRow("a", 900), false), StreamSink::PushResult::kOk);
+  EXPECT_EQ(sink.PushRow(1, 1, 2, TestRow("b", 200), false), StreamSink::PushResult::kFull);
+  cdcpb::Event error;
+  error.mutable_error()->mutable_congested()->set_region_id(1);
+  EXPECT_EQ(sink.PushEvent(error, true), StreamSink::PushResult::kOk);
+  CancelSource cancel;
+  cancel.Cancel();
+  EXPECT_FALSE(sink.WaitForSpace(cancel.token()));
+  ASSERT_TRUE(sink.NextMessage(CancelToken()).has_value());
+  EXPECT_TRUE(sink.WaitForSpace(CancelToken()));
+}
+
+TEST(ServiceSafePointsTest, MinimumIncludesTheGcWorker) {
+  ServiceSafePoints points;
+  auto result = points.Update("ticdc", Ts(100), 10, 1000, Ts(50));
+  EXPECT_TRUE(result.updated);
+  EXPECT_EQ(result.min.service_id, "gc_worker");
+  EXPECT_EQ(result.min.safe_point, Ts(50));
+  EXPECT_EQ(TtlLeft(result.min, 1000), ServiceSafePoint::kNeverExpires - 1000);
+  result = points.Update("br", Ts(40), 10, 1000, Ts(50));
+  EXPECT_FALSE(result.updated);  // Below the GC safe point.
+  EXPECT_EQ(points.MinService(1000), Ts(100));
+  EXPECT_EQ(points.Min(1000, Ts(200)).service_id, "ticdc");
+  EXPECT_EQ(TtlLeft(points.Min(1005, Ts(200)), 1005), 5);
+  EXPECT_FALSE(points.MinService(1011).has_value());  // Expired.
+  points.Update("ticdc", Ts(100), std::numeric_limits<int64_t>::max(), 1000, Ts(0));
+  EXPECT_EQ(points.Live(std::numeric_limits<int64_t>::max() - 1).size(), 1u);  // Saturated.
+  points.Update("ticdc", Ts(std::numeric_limits<uint64_t>::max()), 10, 1000, Ts(0));
+  EXPECT_TRUE(points.Live(1000).empty());
+}
+
+TEST(ScanEventsTest, LocksComeBeforeWritesOfTheSameKeyAndEventsAreCut) {
+  CommittedScan scan;
+  scan.rows.push_back(CommittedRow{"a", Ts(1), Ts(2), WriteKind::kPut, "x", std::nullopt});
+  scan.rows.push_back(CommittedRow{"b", Ts(3), Ts(4), WriteKind::kPut, "y", std::string("x")});
+  PrewriteRow lock;
+  lock.lock.key = "b";
+  lock.lock.primary = "b";
+  lock.lock.start_ts = Ts(5);
+  lock.old_value = "y";
+  scan.prewrites.push_back(lock);
+  std::vector<cdcpb::Event> events = ScanEvents(scan, 9, 3, /*with_old_value=*/false);
+  ASSERT_EQ(events.size(), 1u);
+  const auto& rows = events[0].entries().entries();
+  ASSERT_EQ(rows.size(), 3);
+  EXPECT_EQ(rows[0].key(), "a");
+  EXPECT_EQ(rows[1].type(), cdcpb::Event::PREWRITE);
+  EXPECT_EQ(rows[2].type(), cdcpb::Event::COMMITTED);
+  EXPECT_TRUE(rows[2].old_value().empty());
+  EXPECT_EQ(events[0].region_id(), 9u);
+  EXPECT_EQ(events[0].request_id(), 3u);
+
+  CommittedScan big;
+  for (int i = 0; i < 10; ++i) {
+    big.rows.push_back(CommittedRow{std::string(1, static_cast<char>('a' + i)), Ts(1), Ts(2),
+                                    WriteKind::kPut, std::string(10000, 'v'), std::nullopt});
+  }
+  EXPECT_EQ(ScanEvents(big, 1, 1, true).size(), 4u);  // 32 KiB per event.
+}
+
+}  // namespace
+}  // namespace sluice::simkv
