@@ -1,0 +1,192 @@
+// simkv event rate: how many CDC row events per second the simulated
+// upstream produces from pre-generated transactions, measured end to end to a
+// gRPC EventFeedV2 client on loopback, next to the bare MVCC apply rate of the
+// same transactions (no subscriber) as the baseline, in one run.
+//   build/bench/simkv_bench [--txns N] [--rows-per-txn R]
+// Prints:
+//   BENCH simkv_mvcc_apply rows_per_s=...
+//   BENCH simkv_cdc_events events_per_s=... rows_per_s=... ratio_to_apply=...
+#include <grpcpp/grpcpp.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <thread>
+
+#include "cdcpb.grpc.pb.h"
+#include "simkv/sim_cluster.h"
+#include "simkv/workload.h"
+
+namespace sluice::simkv {
+namespace {
+
+using SteadyClock = std::chrono::steady_clock;
+
+struct Args {
+  size_t txns = 20000;
+  int rows_per_txn = 8;
+};
+
+WorkloadOptions BenchWorkload(const Args& args) {
+  WorkloadOptions w;
+  w.seed = 42;
+  w.narrow_tables = 4;
+  w.kitchen_sink_table = false;
+  w.row_width = 32;
+  w.dml.rows_per_txn = args.rows_per_txn;
+  w.dml.key_space = 1000000;
+  return w;
+}
+
+Result<std::vector<PreparedTxn>> Prepare(SimCluster& cluster, Workload& workload, size_t n) {
+  RETURN_IF_ERROR(workload.Setup());
+  return workload.Pregenerate(n);
+}
+
+// Counts every row of every ChangeDataEvent until `want` rows arrived.
+class EventCounter {
+ public:
+  EventCounter(const std::string& address, uint64_t cluster_id, const RegionInfo& region,
+               Ts checkpoint)
+      : stub_(cdcpb::ChangeData::NewStub(
+            grpc::CreateChannel(address, grpc::InsecureChannelCredentials()))) {
+    ctx_.AddMetadata("features", "stream-multiplexing");
+    stream_ = stub_->EventFeedV2(&ctx_);
+    cdcpb::ChangeDataRequest req;
+    req.mutable_header()->set_cluster_id(cluster_id);
+    req.mutable_header()->set_ticdc_version("8.5.0");
+    req.set_region_id(region.id.value());
+    req.mutable_region_epoch()->set_conf_ver(region.epoch.conf_ver);
+    req.mutable_region_epoch()->set_version(region.epoch.version);
+    req.set_checkpoint_ts(checkpoint.value());
+    req.set_start_key(region.start_key);
+    req.set_end_key(region.end_key);
+    req.set_request_id(1);
+    req.set_extra_op(kvrpcpb::ReadOldValue);
+    stream_->Write(req);
+    reader_ = std::thread([this] { ReadLoop(); });
+  }
+
+  ~EventCounter() {
+    ctx_.TryCancel();
+    reader_.join();
+  }
+
+  bool WaitInitialized() {
+    for (int i = 0; i < 10000 && !initialized_.load(); ++i) {
+      std::this_thread::yield();
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return initialized_.load();
+  }
+  // Spins until `want` rows arrived or the stream ended; the arrival time.
+  std::optional<SteadyClock::time_point> WaitRows(uint64_t want) {
+    while (rows_.load() < want && !done_.load()) std::this_thread::yield();
+    if (rows_.load() < want) return std::nullopt;
+    return last_row_at_;
+  }
+  uint64_t rows() const { return rows_.load(); }
+
+ private:
+  void ReadLoop() {
+    cdcpb::ChangeDataEvent msg;
+    while (stream_->Read(&msg)) {
+      uint64_t n = 0;
+      for (const cdcpb::Event& e : msg.events()) {
+        if (!e.has_entries()) continue;
+        for (const cdcpb::Event_Row& row : e.entries().entries()) {
+          if (row.type() == cdcpb::Event_LogType_INITIALIZED) {
+            initialized_.store(true);
+          } else {
+            ++n;
+          }
+        }
+      }
+      if (n > 0) {
+        last_row_at_ = SteadyClock::now();
+        rows_.fetch_add(n);
+      }
+    }
+    done_.store(true);
+  }
+
+  std::unique_ptr<cdcpb::ChangeData::Stub> stub_;
+  grpc::ClientContext ctx_;
+  std::unique_ptr<grpc::ClientReaderWriter<cdcpb::ChangeDataRequest, cdcpb::ChangeDataEvent>>
+      stream_;
+  std::thread reader_;
+  std::atomic<bool> initialized_{false};
+  std::atomic<bool> done_{false};
+  std::atomic<uint64_t> rows_{0};
+  SteadyClock::time_point last_row_at_;  // written before rows_ is bumped
+};
+
+Result<double> ApplyAll(Workload& workload, const std::vector<PreparedTxn>& txns) {
+  auto start = SteadyClock::now();
+  for (const PreparedTxn& t : txns) RETURN_IF_ERROR(workload.Apply(t));
+  return std::chrono::duration<double>(SteadyClock::now() - start).count();
+}
+
+Status Run(const Args& args) {
+  SimClusterOptions copts;
+  copts.num_stores = 1;
+  copts.replicas = 1;
+  // Baseline: the same transactions applied with nobody subscribed.
+  ASSIGN_OR_RETURN(auto base_cluster, SimCluster::Start(copts));
+  Workload base_workload(&base_cluster->mvcc(), &base_cluster->tso(), BenchWorkload(args));
+  ASSIGN_OR_RETURN(auto base_txns, Prepare(*base_cluster, base_workload, args.txns));
+  uint64_t rows = 0;
+  for (const PreparedTxn& t : base_txns) rows += t.mutations.size();
+  ASSIGN_OR_RETURN(double base_s, ApplyAll(base_workload, base_txns));
+  base_cluster->Stop();
+  std::printf("BENCH simkv_mvcc_apply rows_per_s=%.6g txns=%zu rows=%llu\n", rows / base_s,
+              args.txns, static_cast<unsigned long long>(rows));
+
+  ASSIGN_OR_RETURN(auto cluster, SimCluster::Start(copts));
+  Workload workload(&cluster->mvcc(), &cluster->tso(), BenchWorkload(args));
+  ASSIGN_OR_RETURN(auto txns, Prepare(*cluster, workload, args.txns));
+  RegionInfo region;
+  cluster->regions().ForEach([&](const RegionInfo& r) { region = r; });
+  ASSIGN_OR_RETURN(Ts checkpoint, cluster->tso().Allocate());
+  EventCounter counter(cluster->store_address(region.leader), cluster->cluster_id(), region,
+                       checkpoint);
+  if (!counter.WaitInitialized()) return Timeout("subscription never initialized");
+  uint64_t want = 2 * rows;  // a PREWRITE and a COMMIT row per written row
+  auto start = SteadyClock::now();
+  ASSIGN_OR_RETURN(double apply_s, ApplyAll(workload, txns));
+  auto last = counter.WaitRows(want);
+  if (!last) return Unavailable("stream ended after " + std::to_string(counter.rows()) + " rows");
+  double total_s = std::chrono::duration<double>(*last - start).count();
+  std::printf(
+      "BENCH simkv_cdc_events events_per_s=%.6g rows_per_s=%.6g apply_s=%.3f total_s=%.3f "
+      "ratio_to_apply=%.3f\n",
+      want / total_s, rows / total_s, apply_s, total_s, base_s / total_s);
+  cluster->Stop();
+  return Status::Ok();
+}
+
+}  // namespace
+}  // namespace sluice::simkv
+
+int main(int argc, char** argv) {
+  sluice::simkv::Args args;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    std::string flag = argv[i];
+    if (flag == "--txns") {
+      args.txns = std::strtoull(argv[i + 1], nullptr, 10);
+    } else if (flag == "--rows-per-txn") {
+      args.rows_per_txn = std::atoi(argv[i + 1]);
+    } else {
+      std::fprintf(stderr, "unknown flag %s\n", flag.c_str());
+      return 2;
+    }
+  }
+  sluice::Status st = sluice::simkv::Run(args);
+  if (!st.ok()) {
+    std::fprintf(stderr, "simkv_bench: %s\n", st.ToString().c_str());
+    return 1;
+  }
+  return 0;
+}
