@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/hex.h"
 #include "common/thread_annotations.h"
 
 namespace sluice {
@@ -22,17 +23,6 @@ constexpr std::string_view kMarkerClose = "\u203A";  // ›
 std::string Lower(std::string_view text) {
   std::string out(text);
   for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
-std::string Hex(std::string_view bytes) {
-  static constexpr char kDigits[] = "0123456789ABCDEF";
-  std::string out;
-  out.reserve(bytes.size() * 2);
-  for (unsigned char c : bytes) {
-    out.push_back(kDigits[c >> 4]);
-    out.push_back(kDigits[c & 15]);
-  }
   return out;
 }
 
@@ -67,10 +57,10 @@ Result<RedactionMode> ParseRedactionMode(std::string_view text) {
 std::string Redact(std::string_view bytes) {
   switch (GetRedaction()) {
     case RedactionMode::kOff:
-      return Hex(bytes);
+      return HexEncode(bytes, HexCase::kUpper);
     case RedactionMode::kMarker: {
       std::string out(kMarkerOpen);
-      out += Hex(bytes);  // Hex never contains a marker; no escaping needed.
+      out += HexEncode(bytes, HexCase::kUpper);  // Hex never contains a marker; no escaping needed.
       out += kMarkerClose;
       return out;
     }

@@ -6,6 +6,8 @@
 #include <tuple>
 #include <utility>
 
+#include "common/hex.h"
+
 namespace sluice::simkv {
 
 namespace {
@@ -17,36 +19,6 @@ constexpr int kFormatVersion = 1;
 // tablecodec: 't' + 8-byte table id + "_r"; byte 10 is the record marker.
 constexpr size_t kRecordPrefixLen = 11;
 constexpr uint64_t kSignBit = uint64_t{1} << 63;
-
-std::string HexEncode(std::string_view bytes) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(bytes.size() * 2);
-  for (unsigned char c : bytes) {
-    out.push_back(kDigits[c >> 4]);
-    out.push_back(kDigits[c & 15]);
-  }
-  return out;
-}
-
-int HexDigit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-std::optional<std::string> HexDecode(std::string_view hex) {
-  if (hex.size() % 2 != 0) return std::nullopt;
-  std::string out(hex.size() / 2, '\0');
-  for (size_t i = 0; i < out.size(); ++i) {
-    int hi = HexDigit(hex[2 * i]);
-    int lo = HexDigit(hex[2 * i + 1]);
-    if (hi < 0 || lo < 0) return std::nullopt;
-    out[i] = static_cast<char>(hi << 4 | lo);
-  }
-  return out;
-}
 
 bool ChangeOrder(const TruthChange& a, const TruthChange& b) {
   return std::tie(a.commit_ts, a.table_id, a.key) < std::tie(b.commit_ts, b.table_id, b.key);
