@@ -104,6 +104,11 @@ class DdlRunner {
 
   // Puts `info` under `db_id` with update_timestamp = start_ts.
   void PutTable(int64_t db_id, Ts start_ts, model::TableInfo* info, MutationSet* txn);
+  // Walks a column or index just added to `info` (its state at `*state`)
+  // through delete-only, write-only and reorganisation to public, writing
+  // `info` at each step, as TiDB's ADD COLUMN / ADD INDEX do.
+  Result<model::Job> PublishNewElement(DdlJobRow* row, int64_t db_id, model::TableInfo* info,
+                                       model::SchemaState* state);
 
   TidbCatalog* catalog_;
   TxnExecutor* executor_;

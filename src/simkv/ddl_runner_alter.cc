@@ -94,6 +94,24 @@ std::string AlterPrefix(const model::TableInfo& table) {
 
 }  // namespace
 
+Result<model::Job> DdlRunner::PublishNewElement(DdlJobRow* row, int64_t db_id,
+                                                model::TableInfo* info, model::SchemaState* state) {
+  auto step = [&](Ts start, MutationSet* txn, model::Job* job) {
+    *state = job->schema_state;
+    PutTable(db_id, start, info, txn);
+    return Status::Ok();
+  };
+  auto final_step = [&](Ts start, MutationSet* txn, model::Job* job) {
+    *state = SchemaState::kPublic;
+    PutTable(db_id, start, info, txn);
+    job->binlog->table_info = *info;
+    return Status::Ok();
+  };
+  return RunSteps(
+      row, {SchemaState::kDeleteOnly, SchemaState::kWriteOnly, SchemaState::kWriteReorganization},
+      step, SchemaState::kPublic, final_step);
+}
+
 Result<model::Job> DdlRunner::AddColumn(int64_t table_id, model::ColumnInfo column) {
   ASSIGN_OR_RETURN(TableTarget target, ResolveTable(table_id));
   model::TableInfo info = target.entry->info;
@@ -110,20 +128,7 @@ Result<model::Job> DdlRunner::AddColumn(int64_t table_id, model::ColumnInfo colu
   RETURN_IF_ERROR(Submit(&row, 0, nullptr));
   info.columns.push_back(column);
   info.max_col_id = column.id;
-  auto step = [&](Ts start, MutationSet* txn, model::Job* job) {
-    info.columns.back().state = job->schema_state;
-    PutTable(db_id, start, &info, txn);
-    return Status::Ok();
-  };
-  auto final_step = [&](Ts start, MutationSet* txn, model::Job* job) {
-    info.columns.back().state = SchemaState::kPublic;
-    PutTable(db_id, start, &info, txn);
-    job->binlog->table_info = info;
-    return Status::Ok();
-  };
-  return RunSteps(
-      &row, {SchemaState::kDeleteOnly, SchemaState::kWriteOnly, SchemaState::kWriteReorganization},
-      step, SchemaState::kPublic, final_step);
+  return PublishNewElement(&row, db_id, &info, &info.columns.back().state);
 }
 
 Result<model::Job> DdlRunner::DropColumn(int64_t table_id, std::string_view name) {
@@ -210,20 +215,7 @@ Result<model::Job> DdlRunner::AddIndex(int64_t table_id, std::string_view index_
   RETURN_IF_ERROR(Submit(&row, 0, nullptr));
   info.indices.push_back(index);
   info.max_idx_id = index.id;
-  auto step = [&](Ts start, MutationSet* txn, model::Job* job) {
-    info.indices.back().state = job->schema_state;
-    PutTable(db_id, start, &info, txn);
-    return Status::Ok();
-  };
-  auto final_step = [&](Ts start, MutationSet* txn, model::Job* job) {
-    info.indices.back().state = SchemaState::kPublic;
-    PutTable(db_id, start, &info, txn);
-    job->binlog->table_info = info;
-    return Status::Ok();
-  };
-  return RunSteps(
-      &row, {SchemaState::kDeleteOnly, SchemaState::kWriteOnly, SchemaState::kWriteReorganization},
-      step, SchemaState::kPublic, final_step);
+  return PublishNewElement(&row, db_id, &info, &info.indices.back().state);
 }
 
 Result<model::Job> DdlRunner::DropIndex(int64_t table_id, std::string_view index_name) {
