@@ -211,6 +211,28 @@ Status SimCluster::Congest(StoreId store) {
   return Status::Ok();
 }
 
+Status SimCluster::PdDown() {
+  MutexLock lock(&mu_);
+  if (pd_server_ == nullptr) return AlreadyExists("pd is down");
+  pd_->CancelStreams();
+  ShutdownServer(pd_server_.get());
+  pd_server_.reset();
+  LOG_INFO("sim cluster: pd down");
+  return Status::Ok();
+}
+
+Status SimCluster::PdRestart() {
+  MutexLock lock(&mu_);
+  if (stopped_) return Unavailable("sim cluster stopped");
+  if (pd_server_ != nullptr) return AlreadyExists("pd is up");
+  pd_->Reopen();
+  // The TSO allocator lives on in-process, so timestamps keep increasing.
+  ASSIGN_OR_RETURN(LoopbackServer server, StartLoopbackServer({pd_.get()}, pd_port_));
+  pd_server_ = std::move(server.server);
+  LOG_INFO("sim cluster: pd restarted on port {}", pd_port_);
+  return Status::Ok();
+}
+
 void SimCluster::AdvanceResolvedTs() {
   MutexLock lock(&mu_);
   for (auto& [id, node] : nodes_) {

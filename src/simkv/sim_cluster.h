@@ -14,7 +14,10 @@
 //    address. Leaders stay where they are unless moved;
 //  - SetStoreBusy / ClearStoreBusy: new subscriptions get ServerIsBusy;
 //  - DropStreams: every stream of the store is broken (CANCELLED);
-//  - Congest: every subscription of the store gets Congested.
+//  - Congest: every subscription of the store gets Congested;
+//  - PdDown: PD's Tso streams are cancelled and its port closed; PdRestart
+//    serves PD again on the same address with the same TSO (timestamps keep
+//    increasing) and the same safepoints.
 //
 // Thread-safety: control calls may come from any thread; they are serialised
 // by a control mutex. The owned objects are thread-safe themselves.
@@ -93,6 +96,8 @@ class SimCluster {
   Status ClearStoreBusy(StoreId store) EXCLUDES(mu_);
   Status DropStreams(StoreId store) EXCLUDES(mu_);
   Status Congest(StoreId store) EXCLUDES(mu_);
+  Status PdDown() EXCLUDES(mu_);
+  Status PdRestart() EXCLUDES(mu_);
 
   // One resolved-ts round on every store that is up.
   void AdvanceResolvedTs() EXCLUDES(mu_);
