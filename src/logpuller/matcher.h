@@ -1,0 +1,104 @@
+// RegionMatcher: one region's transaction matcher (TiCDC's txn_matcher plus
+// the per-row checks of its region event handler). It pairs each COMMIT row
+// with its PREWRITE by (start_ts, key), passes incremental-scan COMMITTED rows
+// through, applies ROLLBACKs, holds commits and rollbacks that arrive before
+// INITIALIZED until the scan ends, and tracks the region's resolved ts.
+//
+// Promises:
+//  - Every committed change with commit ts > the subscription start ts is
+//    appended to the output exactly once, as a RawKvEntry that owns the row's
+//    strings (moved out of the rows, never copied).
+//  - Rows that break the protocol (unknown log type, a commit without its
+//    prewrite after INITIALIZED, commit ts <= the region resolved ts, commit
+//    ts < start ts, a change that is neither a put nor a delete, INITIALIZED
+//    twice) yield a ProtocolViolation status; nothing aborts. Keys appear in
+//    logs and messages only through Redact().
+//
+// Ownership: the matcher owns the pending prewrites and the rows held back
+// before INITIALIZED. Threads: not thread-safe; one region worker uses it at a
+// time (a region's events are handled in order by one thread).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "cdcpb.pb.h"
+#include "common/kv_entry.h"
+#include "common/status.h"
+#include "common/strong_id.h"
+
+namespace sluice::logpuller {
+
+class RegionMatcher {
+ public:
+  RegionMatcher(RegionId region, Ts subscription_start_ts);
+
+  RegionMatcher(const RegionMatcher&) = delete;
+  RegionMatcher& operator=(const RegionMatcher&) = delete;
+  RegionMatcher(RegionMatcher&&) = default;
+  RegionMatcher& operator=(RegionMatcher&&) = default;
+
+  // Handles one row of an Entries event (any LogType). Moves the strings out
+  // of `row`, which is left in a valid but unspecified state. Appends the
+  // committed changes the row completes to *out (an INITIALIZED row may
+  // complete several). On error *out may already hold changes this row
+  // produced; the caller fails the region either way.
+  Status Handle(cdcpb::Event_Row& row, KvBatch* out);
+
+  bool initialized() const { return initialized_; }
+
+  // The region resolved ts from TiKV. Ignored (returns false) before
+  // INITIALIZED and when not larger than the current one; true if it
+  // advanced. The resolved ts starts at the subscription start ts.
+  bool AdvanceResolvedTs(Ts ts);
+  Ts resolved_ts() const { return resolved_ts_; }
+
+  size_t num_pending_prewrites() const { return prewrites_.size(); }
+  // Commits received before INITIALIZED that are still waiting for it.
+  size_t num_cached_commits() const { return cached_commits_.size(); }
+
+  // Frees the prewrite map's memory if it holds no prewrite. Call when the
+  // region is idle (for instance on resolved ts).
+  void Shrink();
+
+ private:
+  struct PrewriteKey {
+    uint64_t start_ts = 0;
+    std::string key;
+    friend bool operator==(const PrewriteKey&, const PrewriteKey&) = default;
+  };
+  struct PrewriteKeyHash {
+    size_t operator()(const PrewriteKey& k) const noexcept;
+  };
+  struct Prewrite {
+    std::string value;
+    std::string old_value;
+    uint64_t generation = 0;
+  };
+  using PrewriteMap = std::unordered_map<PrewriteKey, Prewrite, PrewriteKeyHash>;
+
+  void PutPrewrite(cdcpb::Event_Row& row);
+  // Takes the matching prewrite's value and old value into `row` and forgets
+  // the prewrite. Before INITIALIZED, an empty-value or pipelined
+  // (generation > 0) prewrite is never matched. Returns whether it matched.
+  bool MatchPrewrite(cdcpb::Event_Row& row);
+  void Rollback(cdcpb::Event_Row& row);
+  Status HandleCommit(cdcpb::Event_Row& row, KvBatch* out);
+  Status HandleInitialized(KvBatch* out);
+  // Checks a matched or scanned row and appends it to *out unless it is
+  // stale (commit ts <= subscription start ts).
+  Status Emit(cdcpb::Event_Row& row, KvBatch* out);
+
+  RegionId region_;
+  Ts start_ts_;
+  Ts resolved_ts_;
+  bool initialized_ = false;
+  PrewriteMap prewrites_;
+  std::vector<cdcpb::Event_Row> cached_commits_;
+  std::vector<PrewriteKey> cached_rollbacks_;
+};
+
+}  // namespace sluice::logpuller
