@@ -1,0 +1,222 @@
+// The write path: the per-subscription consumer the puller calls, and the
+// per-instance write queue with its workers.
+#include <algorithm>
+#include <utility>
+
+#include "common/logging.h"
+#include "eventstore/key_format.h"
+#include "eventstore/store_internal.h"
+
+namespace sluice::eventstore {
+
+StoreCounters::StoreCounters() {
+  Registry* reg = Registry::Default();
+  written_metric_ = reg->AddCounter("sluice_eventstore_entries_written_total",
+                                    "Changes written to the event store.");
+  dropped_late_metric_ =
+      reg->AddCounter("sluice_eventstore_entries_dropped_late_total",
+                      "Changes dropped because their commit ts was <= the published resolved ts.");
+  delete_ranges_metric_ = reg->AddCounter("sluice_eventstore_gc_delete_ranges_total",
+                                          "Key ranges deleted by event store GC and removals.");
+}
+
+void StoreCounters::AddWritten(uint64_t n) {
+  entries_written.fetch_add(n, std::memory_order_relaxed);
+  written_metric_->Add(static_cast<double>(n));
+}
+
+void StoreCounters::AddDroppedLate(uint64_t n) {
+  entries_dropped_late.fetch_add(n, std::memory_order_relaxed);
+  dropped_late_metric_->Add(static_cast<double>(n));
+}
+
+void StoreCounters::AddDroppedClosed(uint64_t n) {
+  entries_dropped_closed.fetch_add(n, std::memory_order_relaxed);
+}
+
+void StoreCounters::AddDeleteRanges(uint64_t n) {
+  gc_delete_ranges.fetch_add(n, std::memory_order_relaxed);
+  delete_ranges_metric_->Add(static_cast<double>(n));
+}
+
+Status FromRocks(const rocksdb::Status& status, std::string_view what) {
+  if (status.ok()) return Status::Ok();
+  std::string msg = std::string(what) + ": " + status.ToString();
+  if (status.IsCorruption()) return Corruption(std::move(msg));
+  return IoError(std::move(msg));
+}
+
+void SubscriptionState::FinishWrite(const Status& status) {
+  MutexLock lock(&mu);
+  --pending_writes_;
+  if (!status.ok() && write_error_.ok()) write_error_ = status;
+}
+
+// ---- SubscriptionConsumer ----
+
+void SubscriptionConsumer::ConsumeKvEvents(KvBatch batch, logpuller::PersistedCallback persisted) {
+  const uint64_t resolved = sub_->resolved_ts.load(std::memory_order_acquire);
+  auto late = [resolved](const RawKvEntry& e) { return e.commit_ts.value() <= resolved; };
+  size_t before = batch.size();
+  batch.erase(std::remove_if(batch.begin(), batch.end(), late), batch.end());
+  if (size_t dropped = before - batch.size(); dropped > 0) {
+    counters_->AddDroppedLate(dropped);
+    LOG_WARN("event store subscription {}: dropped {} changes with commit ts <= resolved ts {}",
+             sub_->store_id, dropped, resolved);
+  }
+  uint64_t max_commit = 0;
+  for (const RawKvEntry& e : batch) max_commit = std::max(max_commit, e.commit_ts.value());
+  uint64_t seen = sub_->max_commit_ts.load(std::memory_order_relaxed);
+  while (max_commit > seen &&
+         !sub_->max_commit_ts.compare_exchange_weak(seen, max_commit, std::memory_order_relaxed)) {
+  }
+
+  if (!batch.empty()) {
+    WriteTask task{sub_, std::move(batch), std::move(persisted)};
+    {
+      MutexLock lock(&sub_->mu);
+      if (!sub_->closed_) {
+        ++sub_->pending_writes_;
+        if (sub_->writer->Enqueue(&task)) return;
+        --sub_->pending_writes_;
+      }
+    }
+    counters_->AddDroppedClosed(task.entries.size());
+    persisted = std::move(task.persisted);
+  }
+  persisted();
+}
+
+void SubscriptionConsumer::AdvanceResolvedTs(Ts ts) {
+  // Calls are serialised by the puller, so a plain load/store is enough.
+  uint64_t prev = sub_->resolved_ts.load(std::memory_order_relaxed);
+  if (ts.value() <= prev) return;
+  sub_->resolved_ts.store(ts.value(), std::memory_order_release);
+  std::vector<NotifyFn> notify;
+  {
+    MutexLock lock(&sub_->mu);
+    if (sub_->closed_) return;
+    notify.reserve(sub_->readers_.size());
+    for (const auto& [id, reader] : sub_->readers_) notify.push_back(reader.notify);
+  }
+  Ts max_commit(sub_->max_commit_ts.load(std::memory_order_relaxed));
+  for (const NotifyFn& fn : notify) {
+    if (fn) fn(ts, max_commit);
+  }
+}
+
+void SubscriptionConsumer::OnSubscriptionError(const Status& status) {
+  LOG_WARN("event store subscription {}: puller reported {}", sub_->store_id, status.ToString());
+  MutexLock lock(&sub_->mu);
+  if (sub_->puller_error_.ok()) {
+    sub_->puller_error_ = status.ok() ? Cancelled("subscription closed by the puller") : status;
+  }
+}
+
+// ---- DbWriter ----
+
+void DbWriter::Start(size_t workers, const std::string& name) {
+  for (size_t i = 0; i < workers; ++i) {
+    workers_.Start(name + "-" + std::to_string(i), [this](StopToken) { WorkerLoop(); });
+  }
+}
+
+bool DbWriter::Enqueue(WriteTask* task) { return queue_.Push(std::move(*task)); }
+
+void DbWriter::Stop() {
+  queue_.Close();
+  workers_.Join();
+  // With no workers (or if one never ran), finish what is left here.
+  std::vector<WriteTask> rest;
+  queue_.TryPopAll(&rest);
+  for (WriteTask& task : rest) {
+    task.sub->FinishWrite(Status::Ok());
+    counters_->AddDroppedClosed(task.entries.size());
+    task.persisted();
+  }
+}
+
+void DbWriter::WorkerLoop() {
+  // Pops without a stop token: the loop ends when the queue is closed and
+  // drained, so every queued task gets its callback.
+  std::vector<WriteTask> tasks;
+  while (true) {
+    tasks.clear();
+    std::optional<WriteTask> first = queue_.Pop();
+    if (!first.has_value()) return;
+    size_t entries = first->entries.size();
+    tasks.push_back(std::move(*first));
+    while (entries < max_batch_entries_) {
+      std::optional<WriteTask> more = queue_.TryPop();
+      if (!more.has_value()) break;
+      entries += more->entries.size();
+      tasks.push_back(std::move(*more));
+    }
+    if (before_round_) before_round_();
+    WriteTasks(&tasks);
+  }
+}
+
+void DbWriter::WriteTasks(std::vector<WriteTask>* tasks) {
+  const size_t n = tasks->size();
+  std::vector<Status> results(n);
+  std::vector<bool> skipped(n, false);
+  rocksdb::WriteBatch batch;
+  std::vector<size_t> contributors;  // Tasks with entries in `batch`.
+  auto flush = [&] {
+    Status st = FromRocks(db_->db->Write(db_->write_options, &batch), "event store write");
+    for (size_t i : contributors) {
+      if (!st.ok() && results[i].ok()) results[i] = st;
+    }
+    batch.Clear();
+    contributors.clear();
+  };
+  std::string key;
+  std::string value;
+  for (size_t i = 0; i < n; ++i) {
+    const WriteTask& task = (*tasks)[i];
+    const SubscriptionState& sub = *task.sub;
+    if (sub.closed()) {
+      skipped[i] = true;
+      continue;
+    }
+    for (const RawKvEntry& entry : task.entries) {
+      key.clear();
+      value.clear();
+      AppendStoreKey(sub.store_id, EntryTableId(entry.key, sub.table_id), entry, &key);
+      AppendStoreValue(entry, &value);
+      rocksdb::Status st = batch.Put(key, value);
+      if (!st.ok()) {
+        results[i] = FromRocks(st, "event store batch put");
+        break;
+      }
+      if (contributors.empty() || contributors.back() != i) contributors.push_back(i);
+      if (static_cast<size_t>(batch.Count()) >= max_batch_entries_) flush();
+    }
+  }
+  if (batch.Count() > 0) flush();
+
+  uint64_t written = 0;
+  uint64_t dropped = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const WriteTask& task = (*tasks)[i];
+    if (skipped[i]) {
+      dropped += task.entries.size();
+    } else if (results[i].ok()) {
+      written += task.entries.size();
+    } else {
+      LOG_ERROR("event store subscription {}: write failed: {}", task.sub->store_id,
+                results[i].ToString());
+    }
+  }
+  counters_->AddWritten(written);
+  counters_->AddDroppedClosed(dropped);
+  // Callbacks run after every write of this round and outside any lock.
+  for (size_t i = 0; i < n; ++i) {
+    WriteTask& task = (*tasks)[i];
+    task.sub->FinishWrite(results[i]);
+    task.persisted();
+  }
+}
+
+}  // namespace sluice::eventstore
