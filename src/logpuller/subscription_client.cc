@@ -1,0 +1,310 @@
+#include "logpuller/subscription_client.h"
+
+#include <algorithm>
+#include <thread>
+
+#include "common/logging.h"
+
+namespace sluice::logpuller {
+
+namespace {
+
+constexpr auto kMaxServerBusyBackoff = std::chrono::minutes(10);
+
+size_t DefaultWorkers(size_t n) {
+  if (n != 0) return n;
+  return std::max<unsigned>(1, std::thread::hardware_concurrency());
+}
+
+RequestSchedulerOptions WithClusterId(RequestSchedulerOptions options, pd::PdClient* pd) {
+  options.stream.cluster_id = pd->cluster_id();
+  return options;
+}
+
+}  // namespace
+
+SubscriptionClient::SubscriptionClient(SubscriptionClientOptions options, pd::PdClient* pd,
+                                       pd::RegionCache* cache)
+    : options_(std::move(options)),
+      cache_(cache),
+      pipeline_(options_.pipeline,
+                [this](SubscriptionId id, const Status& status) { OnPipelineFailure(id, status); }),
+      pool_(DefaultWorkers(options_.region_workers), options_.region_queue_capacity, this),
+      scheduler_(WithClusterId(options_.scheduler, pd), cache, &pool_, this) {}
+
+SubscriptionClient::~SubscriptionClient() { Stop(); }
+
+void SubscriptionClient::Start() {
+  MutexLock lock(&mu_);
+  if (started_) return;
+  started_ = true;
+  pipeline_.Start();
+  pool_.Start();
+  scheduler_.Start();
+}
+
+void SubscriptionClient::Stop() {
+  std::map<SubscriptionId, std::shared_ptr<Subscription>> subs;
+  {
+    MutexLock lock(&mu_);
+    if (stopped_) return;
+    stopped_ = true;
+    subs.swap(subs_);
+  }
+  for (auto& [id, sub] : subs) {
+    MutexLock lock(&sub->mu);
+    if (sub->run != nullptr) sub->run->stopped.store(true);
+  }
+  // Region workers first: that unblocks stream readers waiting for queue room
+  // and workers waiting for pipeline quota.
+  pool_.Stop();
+  scheduler_.Stop();
+  pipeline_.Stop();
+  for (auto& [id, sub] : subs) {
+    MutexLock lock(&sub->mu);
+    sub->run.reset();  // Breaks the run -> subscription cycle.
+  }
+}
+
+Result<SubscriptionId> SubscriptionClient::Subscribe(const Span& comparable_span, Ts start_ts,
+                                                     std::shared_ptr<KvConsumer> consumer,
+                                                     const SubscribeOptions& options) {
+  if (comparable_span.IsEmpty()) return InvalidArgument("subscribe: empty span");
+  if (consumer == nullptr) return InvalidArgument("subscribe: no consumer");
+  auto sub = std::make_shared<Subscription>();
+  sub->span = comparable_span;
+  sub->start_ts = start_ts;
+  sub->options = options;
+  sub->consumer = std::make_shared<TrackingConsumer>(std::move(consumer));
+  auto run = std::make_shared<SubscriptionRun>(sub, next_request_id_.fetch_add(1), comparable_span,
+                                               start_ts);
+  {
+    MutexLock lock(&mu_);
+    if (stopped_) return Cancelled("subscription client stopped");
+    sub->id = SubscriptionId(next_id_++);
+    subs_[sub->id] = sub;
+  }
+  {
+    MutexLock lock(&sub->mu);
+    sub->run = run;
+    sub->last_enqueued = start_ts;
+  }
+  Status registered = pipeline_.Register(sub->id, sub->consumer, start_ts);
+  if (!registered.ok()) {
+    Unsubscribe(sub->id);
+    return registered;
+  }
+  scheduler_.PostRange(RangeTask{run, comparable_span, 0});
+  return sub->id;
+}
+
+void SubscriptionClient::Unsubscribe(SubscriptionId id) {
+  std::shared_ptr<Subscription> sub;
+  {
+    MutexLock lock(&mu_);
+    auto it = subs_.find(id);
+    if (it == subs_.end()) return;
+    sub = std::move(it->second);
+    subs_.erase(it);
+  }
+  std::shared_ptr<SubscriptionRun> run;
+  {
+    MutexLock lock(&sub->mu);
+    run = std::move(sub->run);
+  }
+  if (run != nullptr) {
+    run->stopped.store(true);
+    run->lock.Stop();
+    pool_.PostDropRun(run->request_id);
+    scheduler_.PostDeregister(run->request_id);
+  }
+  pipeline_.Unregister(id);
+}
+
+std::shared_ptr<Subscription> SubscriptionClient::Find(SubscriptionId id) const {
+  MutexLock lock(&mu_);
+  auto it = subs_.find(id);
+  return it == subs_.end() ? nullptr : it->second;
+}
+
+SubscriptionClient::Stats SubscriptionClient::stats() const {
+  Stats stats;
+  {
+    MutexLock lock(&mu_);
+    stats.subscriptions = subs_.size();
+  }
+  stats.region_states = pool_.NumStates();
+  stats.region_errors = region_errors_.load();
+  stats.stream_errors = stream_errors_.load();
+  stats.restarts = restarts_.load();
+  stats.fatal = fatal_.load();
+  return stats;
+}
+
+void SubscriptionClient::RetryRegion(RegionState& state, Clock::Duration min_delay) {
+  int attempts = state.attempts + 1;
+  Clock::Duration delay = std::max(min_delay, scheduler_.BackoffDelay(attempts));
+  scheduler_.PostRegion(RegionTask{state.run, state.region, state.range, attempts}, delay);
+}
+
+void SubscriptionClient::RetryRange(RegionState& state) {
+  int attempts = state.attempts + 1;
+  scheduler_.PostRange(RangeTask{state.run, state.range, attempts},
+                       scheduler_.BackoffDelay(attempts));
+}
+
+void SubscriptionClient::OnRegionFailed(std::unique_ptr<RegionState> state, RegionFailure failure) {
+  SubscriptionRun& run = *state->run;
+  RegionId region = state->region.id;
+  run.lock.Unlock(region, state->ResolvedTs());
+  if (!state->initialized) scheduler_.ReleaseScanSlot(state->region.leader_store);
+  if (run.stopped.load()) return;
+  if (failure.kind == RegionFailure::Kind::kStreamError) {
+    stream_errors_.fetch_add(1);
+    cache_->OnSendFail(region, /*reload=*/false);
+    RetryRegion(*state, {});
+    return;
+  }
+  region_errors_.fetch_add(1);
+  const cdcpb::Error& error = failure.error;
+  if (error.has_not_leader()) {
+    const metapb::Peer& leader = error.not_leader().leader();
+    if (error.not_leader().has_leader() && leader.store_id() != 0) {
+      cache_->UpdateLeader(region, StoreId(leader.store_id()), leader.id());
+      state->region.leader_store = StoreId(leader.store_id());
+      state->region.leader_peer_id = leader.id();
+      RetryRegion(*state, {});
+    } else {
+      cache_->Invalidate(region);
+      RetryRange(*state);
+    }
+  } else if (error.has_epoch_not_match() || error.has_region_not_found()) {
+    cache_->Invalidate(region);
+    RetryRange(*state);
+  } else if (error.has_server_is_busy()) {
+    auto busy = std::chrono::milliseconds(error.server_is_busy().backoff_ms());
+    RetryRegion(*state, std::min<Clock::Duration>(busy, kMaxServerBusyBackoff));
+  } else if (error.has_duplicate_request()) {
+    FailRun(state->run, Internal("TiKV reports a duplicate request for region " +
+                                 std::to_string(region.value())));
+  } else if (error.has_compatibility() || error.has_cluster_id_mismatch()) {
+    Fail(run.sub, Incompatible("TiKV refuses the subscription: " + error.ShortDebugString()));
+  } else {
+    RetryRegion(*state, {});  // Congested and errors this client does not know.
+  }
+}
+
+void SubscriptionClient::OnRegionInitialized(RegionState& state) {
+  scheduler_.ReleaseScanSlot(state.region.leader_store);
+}
+
+void SubscriptionClient::EnqueueData(SubscriptionRun& run, KvBatch batch,
+                                     const CancelToken& token) {
+  if (run.stopped.load()) return;
+  Status status = pipeline_.EnqueueData(run.sub->id, std::move(batch), token);
+  if (!status.ok() && status.code() != Code::kCancelled) {
+    LOG_WARN("subscription {}: enqueue failed: {}", run.sub->id.value(), status.ToString());
+  }
+}
+
+void SubscriptionClient::MaybeAdvance(SubscriptionRun& run, const CancelToken& token) {
+  Subscription& sub = *run.sub;
+  if (sub.options.advance_interval.count() > 0) {
+    Clock::TimePoint now = options_.scheduler.clock->Now();
+    MutexLock lock(&run.mu);
+    if (now - run.last_compute < sub.options.advance_interval) return;
+    run.last_compute = now;
+  }
+  Ts ts = run.lock.ResolvedTs();
+  // Under the subscription's lock so that a resolved ts of a replaced run
+  // can never reach the pipeline after the restart reset it.
+  MutexLock lock(&sub.mu);
+  if (sub.run.get() != &run || run.stopped.load()) return;
+  if (ts < run.checkpoint) return;
+  if (ts == run.checkpoint) {
+    if (sub.sent_checkpoint || !run.lock.AllInitialized()) return;
+    sub.sent_checkpoint = true;
+  } else if (ts <= sub.last_enqueued) {
+    return;
+  }
+  sub.last_enqueued = ts;
+  Status status = pipeline_.EnqueueResolved(sub.id, ts, token);
+  if (!status.ok() && status.code() != Code::kCancelled) {
+    LOG_WARN("subscription {}: resolved ts not enqueued: {}", sub.id.value(), status.ToString());
+  }
+}
+
+void SubscriptionClient::FailRun(const std::shared_ptr<SubscriptionRun>& run,
+                                 const Status& status) {
+  if (run->stopped.exchange(true)) return;
+  std::shared_ptr<Subscription> sub = run->sub;
+  if (status.code() == Code::kIncompatible) {
+    Fail(sub, status);
+    return;
+  }
+  LOG_WARN("subscription {} restarts from its checkpoint after: {}", sub->id.value(),
+           status.ToString());
+  std::shared_ptr<SubscriptionRun> next;
+  int restarts = 0;
+  {
+    MutexLock lock(&sub->mu);
+    if (sub->run != run) return;  // Unsubscribed or already restarted.
+    Ts checkpoint = std::max(sub->start_ts, sub->consumer->published());
+    next = std::make_shared<SubscriptionRun>(sub, next_request_id_.fetch_add(1), sub->span,
+                                             checkpoint);
+    sub->run = next;
+    sub->last_enqueued = checkpoint;
+    sub->sent_checkpoint = true;  // The consumer has seen it already.
+    restarts = ++sub->restarts;
+    Status reset = pipeline_.Register(sub->id, sub->consumer, checkpoint);
+    if (!reset.ok()) LOG_ERROR("span pipeline reset failed: {}", reset.ToString());
+  }
+  restarts_.fetch_add(1);
+  run->lock.Stop();
+  pool_.PostDropRun(run->request_id);
+  scheduler_.PostDeregister(run->request_id);
+  auto delay =
+      std::min<Clock::Duration>(options_.scheduler.backoff_max,
+                                options_.restart_backoff_base * (1 << std::min(restarts - 1, 10)));
+  scheduler_.PostRange(RangeTask{next, sub->span, 0}, delay);
+}
+
+void SubscriptionClient::Fail(const std::shared_ptr<Subscription>& sub, const Status& status) {
+  LOG_ERROR("subscription {} failed: {}", sub->id.value(), status.ToString());
+  fatal_.fetch_add(1);
+  {
+    MutexLock lock(&mu_);
+    auto it = subs_.find(sub->id);
+    if (it == subs_.end() || it->second != sub) return;
+    subs_.erase(it);
+  }
+  std::shared_ptr<SubscriptionRun> run;
+  {
+    MutexLock lock(&sub->mu);
+    run = std::move(sub->run);
+  }
+  if (run != nullptr) {
+    run->stopped.store(true);
+    run->lock.Stop();
+    pool_.PostDropRun(run->request_id);
+    scheduler_.PostDeregister(run->request_id);
+  }
+  pipeline_.Unregister(sub->id);
+  sub->consumer->OnSubscriptionError(status);
+}
+
+void SubscriptionClient::OnPipelineFailure(SubscriptionId id, const Status& status) {
+  std::shared_ptr<Subscription> sub = Find(id);
+  if (sub != nullptr) Fail(sub, status.WithContext("span pipeline"));
+}
+
+void SubscriptionClient::OnStreamEvent(uint64_t stream_id, cdcpb::ChangeDataEvent&& event) {
+  pool_.PostEvent(stream_id, std::move(event));
+}
+
+void SubscriptionClient::OnStreamBroken(uint64_t stream_id, StoreId store, const Status& status) {
+  LOG_INFO("store {} stream {} broke: {}", store.value(), stream_id, status.ToString());
+  pool_.PostStreamBroken(stream_id, status);
+}
+
+}  // namespace sluice::logpuller

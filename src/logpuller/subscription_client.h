@@ -1,0 +1,114 @@
+// SubscriptionClient: the log puller. It subscribes key spans in TiKV's CDC
+// service from a start ts and hands their committed changes and resolved ts
+// to a KvConsumer per subscription (the event store), through the span
+// pipeline, so that a resolved ts is published only after every earlier batch
+// of that subscription is persisted (ARCHITECTURE.md invariant 1).
+//
+// Inside: a RequestScheduler thread (regions, range locks, scan windows,
+// streams), reader threads of the store streams, a RegionWorkerPool (matcher
+// and region resolved ts, sharded by region id) and the SpanPipeline
+// (sharded by subscription id). Region errors are retried as TiKV's table
+// says (retry the region or reload the range, backoff per range); invalid
+// input from TiKV restarts the subscription from its last published resolved
+// ts; incompatibility fails it (KvConsumer::OnSubscriptionError).
+//
+// Thread-safety: Subscribe/Unsubscribe/stats from any thread; Start() and
+// Stop() by the owner. PD client and region cache are borrowed.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <memory>
+
+#include "common/clock.h"
+#include "common/thread_annotations.h"
+#include "logpuller/consumer.h"
+#include "logpuller/region_worker.h"
+#include "logpuller/request_scheduler.h"
+#include "logpuller/span_pipeline.h"
+#include "logpuller/store_stream.h"
+#include "pd/pd_client.h"
+#include "pd/region_cache.h"
+
+namespace sluice::logpuller {
+
+struct SubscriptionClientOptions {
+  size_t region_workers = 0;            // 0: one per core.
+  size_t region_queue_capacity = 1024;  // Messages per region worker (data path).
+  RequestSchedulerOptions scheduler;    // Streams per store, scan window, backoff, clock.
+  SpanPipelineOptions pipeline;         // Workers, queue size, in-flight quota.
+  // Restarts of one subscription (after invalid input) back off from
+  // restart_backoff_base doubling up to scheduler.backoff_max.
+  std::chrono::milliseconds restart_backoff_base{100};
+};
+
+class SubscriptionClient final : public SpanSubscriber,
+                                 private RegionWorkerHost,
+                                 private StreamSink {
+ public:
+  struct Stats {
+    size_t subscriptions = 0;
+    size_t region_states = 0;
+    uint64_t region_errors = 0;
+    uint64_t stream_errors = 0;
+    uint64_t restarts = 0;
+    uint64_t fatal = 0;
+  };
+
+  SubscriptionClient(SubscriptionClientOptions options, pd::PdClient* pd, pd::RegionCache* cache);
+  ~SubscriptionClient() override;
+  SubscriptionClient(const SubscriptionClient&) = delete;
+  SubscriptionClient& operator=(const SubscriptionClient&) = delete;
+
+  void Start();
+  // Stops every thread; subscriptions are dropped without further calls
+  // except persisted callbacks that the consumer still owes.
+  void Stop() EXCLUDES(mu_);
+
+  Result<SubscriptionId> Subscribe(const Span& comparable_span, Ts start_ts,
+                                   std::shared_ptr<KvConsumer> consumer,
+                                   const SubscribeOptions& options) override EXCLUDES(mu_);
+  void Unsubscribe(SubscriptionId id) override EXCLUDES(mu_);
+
+  Stats stats() const EXCLUDES(mu_);
+  SpanPipeline& pipeline() { return pipeline_; }
+  RequestScheduler& scheduler() { return scheduler_; }
+
+ private:
+  // RegionWorkerHost.
+  void OnRegionFailed(std::unique_ptr<RegionState> state, RegionFailure failure) override;
+  void OnRegionInitialized(RegionState& state) override;
+  void EnqueueData(SubscriptionRun& run, KvBatch batch, const CancelToken& token) override;
+  void MaybeAdvance(SubscriptionRun& run, const CancelToken& token) override;
+  void FailRun(const std::shared_ptr<SubscriptionRun>& run, const Status& status) override;
+  // StreamSink.
+  void OnStreamEvent(uint64_t stream_id, cdcpb::ChangeDataEvent&& event) override;
+  void OnStreamBroken(uint64_t stream_id, StoreId store, const Status& status) override;
+
+  void RetryRegion(RegionState& state, Clock::Duration min_delay);
+  void RetryRange(RegionState& state);
+  void OnPipelineFailure(SubscriptionId id, const Status& status);
+  void Fail(const std::shared_ptr<Subscription>& sub, const Status& status) EXCLUDES(mu_);
+  std::shared_ptr<Subscription> Find(SubscriptionId id) const EXCLUDES(mu_);
+
+  const SubscriptionClientOptions options_;
+  pd::RegionCache* const cache_;
+  SpanPipeline pipeline_;
+  RegionWorkerPool pool_;
+  RequestScheduler scheduler_;
+
+  std::atomic<uint64_t> next_request_id_{1};
+  std::atomic<uint64_t> region_errors_{0};
+  std::atomic<uint64_t> stream_errors_{0};
+  std::atomic<uint64_t> restarts_{0};
+  std::atomic<uint64_t> fatal_{0};
+
+  mutable Mutex mu_;
+  uint64_t next_id_ GUARDED_BY(mu_) = 1;
+  bool started_ GUARDED_BY(mu_) = false;
+  bool stopped_ GUARDED_BY(mu_) = false;
+  std::map<SubscriptionId, std::shared_ptr<Subscription>> subs_ GUARDED_BY(mu_);
+};
+
+}  // namespace sluice::logpuller

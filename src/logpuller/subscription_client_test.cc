@@ -1,0 +1,194 @@
+#include "logpuller/subscription_client.h"
+
+#include <gtest/gtest.h>
+
+#include "codec/tablecodec.h"
+#include "common/test_util.h"
+#include "logpuller/puller_test_util.h"
+
+namespace sluice::logpuller {
+namespace {
+
+using testing::PullerEnv;
+using testing::RecordingConsumer;
+using testing::WriteRows;
+
+constexpr auto kWait = std::chrono::seconds(20);
+const TableId kTable(101);
+
+std::vector<int64_t> Handles(int64_t from, int64_t count) {
+  std::vector<int64_t> out;
+  for (int64_t i = 0; i < count; ++i) out.push_back(from + i);
+  return out;
+}
+
+class SubscriptionClientTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    testing::PullerEnvOptions options;
+    options.raw_split_keys = {codec::EncodeRowKey(kTable, 100), codec::EncodeRowKey(kTable, 200)};
+    auto env = PullerEnv::Start(options);
+    ASSERT_TRUE(env.ok()) << env.status().ToString();
+    env_ = std::move(env).value();
+  }
+  void TearDown() override {
+    env_->client->Stop();
+    persister_.Stop();
+  }
+
+  Ts Now() {
+    auto ts = env_->pd->GetTs();
+    EXPECT_TRUE(ts.ok()) << ts.status().ToString();
+    return ts.ok() ? ts.value() : Ts();
+  }
+
+  std::pair<SubscriptionId, std::shared_ptr<RecordingConsumer>> Subscribe(TableId table, Ts start) {
+    auto consumer = std::make_shared<RecordingConsumer>(&persister_);
+    auto id = env_->client->Subscribe(codec::ComparableTableRecordSpan(table), start, consumer,
+                                      SubscribeOptions{});
+    EXPECT_TRUE(id.ok()) << id.status().ToString();
+    return {id.ok() ? id.value() : SubscriptionId(), consumer};
+  }
+
+  Ts Write(TableId table, int64_t from, int64_t count, const std::string& tag) {
+    auto ts = WriteRows(*env_->cluster, table, Handles(from, count), tag);
+    EXPECT_TRUE(ts.ok()) << ts.status().ToString();
+    return ts.ok() ? ts.value() : Ts();
+  }
+
+  void ExpectMatchesTruth(RecordingConsumer& consumer, TableId table, Ts start) {
+    Ts resolved = consumer.resolved();
+    auto want = testing::ExpectedChanges(env_->truth, table, start, resolved);
+    auto got = testing::Deduplicate(consumer.persisted(), start, resolved);
+    EXPECT_EQ(testing::DiffChanges(want, got), "");
+    EXPECT_TRUE(consumer.violations().empty()) << consumer.violations().front();
+  }
+
+  testing::Persister persister_{42};
+  std::unique_ptr<PullerEnv> env_;
+};
+
+TEST_F(SubscriptionClientTest, ScanThenLiveChangesMatchTruth) {
+  Write(kTable, 0, 10, "before");  // Below the start ts: never delivered.
+  Ts start = Now();
+  Write(kTable, 50, 200, "scan");  // Spans all three regions.
+  auto [id, consumer] = Subscribe(kTable, start);
+  Ts last = Write(kTable, 90, 30, "live");
+  ASSERT_TRUE(consumer->WaitResolved(last, kWait));
+  ExpectMatchesTruth(*consumer, kTable, start);
+  for (const RawKvEntry& e : consumer->persisted()) EXPECT_GT(e.commit_ts, start);
+  EXPECT_GE(env_->client->stats().region_states, 3u);
+  // Updates carry the old value (ReadOldValue is on by default).
+  bool saw_update = false;
+  for (const RawKvEntry& e : consumer->persisted()) saw_update |= !e.old_value.empty();
+  EXPECT_TRUE(saw_update);
+}
+
+TEST_F(SubscriptionClientTest, OpenLockHoldsBackResolvedTs) {
+  Ts start = Now();
+  auto [id, consumer] = Subscribe(kTable, start);
+  ASSERT_TRUE(consumer->WaitResolved(start, kWait));
+  auto txn = env_->cluster->txn().Begin();
+  ASSERT_TRUE(txn.ok());
+  txn.value().Put(codec::EncodeRowKey(kTable, 5), "locked");
+  ASSERT_TRUE(env_->cluster->txn().Prewrite(txn.value()).ok());
+  Ts after_lock = Write(kTable, 150, 1, "other");
+  // Other changes flow, but the span cannot resolve past the open lock.
+  ASSERT_TRUE(PollUntil([&] { return consumer->persisted().size() >= 1; }, kWait));
+  EXPECT_LT(consumer->resolved(), txn.value().start_ts());
+  auto commit = env_->cluster->txn().Commit(txn.value());
+  ASSERT_TRUE(commit.ok());
+  ASSERT_TRUE(consumer->WaitResolved(std::max(commit.value(), after_lock), kWait));
+  ExpectMatchesTruth(*consumer, kTable, start);
+}
+
+TEST_F(SubscriptionClientTest, SurvivesRegionOperationsAndStoreFaults) {
+  Ts start = Now();
+  auto [id, consumer] = Subscribe(kTable, start);
+  simkv::SimCluster& cluster = *env_->cluster;
+  int64_t next = 0;
+  auto write_and_wait = [&](const std::string& what) {
+    Ts ts = Write(kTable, next, 20, what);
+    next += 37;
+    ASSERT_TRUE(consumer->WaitResolved(ts, kWait)) << "stuck after " << what;
+  };
+  write_and_wait("initial");
+  auto region_of = [&](int64_t handle) {
+    auto r = cluster.regions().RegionForKey(
+        ToComparable(Span{codec::EncodeRowKey(kTable, handle), ""}).start);
+    EXPECT_TRUE(r.ok());
+    return r.value();
+  };
+  auto split = cluster.Split(region_of(150).id, codec::EncodeRowKey(kTable, 150));
+  ASSERT_TRUE(split.ok()) << split.status().ToString();
+  write_and_wait("split");
+  simkv::RegionInfo moved = region_of(150);
+  StoreId other(moved.leader.value() % 3 + 1);
+  ASSERT_TRUE(cluster.TransferLeader(moved.id, other).ok());
+  write_and_wait("transfer");
+  ASSERT_TRUE(cluster.Merge(region_of(120).id, region_of(150).id).ok());
+  write_and_wait("merge");
+  ASSERT_TRUE(cluster.BumpEpoch(region_of(10).id).ok());
+  write_and_wait("bump");
+  ASSERT_TRUE(cluster.DropStreams(StoreId(1)).ok());
+  write_and_wait("drop streams");
+  ASSERT_TRUE(cluster.Congest(StoreId(2)).ok());
+  write_and_wait("congest");
+  ASSERT_TRUE(cluster.StoreDown(StoreId(3)).ok());
+  Ts during = Write(kTable, 300, 5, "down");
+  ASSERT_TRUE(cluster.StoreRestart(StoreId(3)).ok());
+  ASSERT_TRUE(consumer->WaitResolved(during, kWait));
+  ASSERT_TRUE(cluster.SetStoreBusy(StoreId(1), "busy", 20).ok());
+  ASSERT_TRUE(cluster.DropStreams(StoreId(1)).ok());
+  Ts busy = Write(kTable, 400, 5, "busy");
+  ASSERT_TRUE(cluster.ClearStoreBusy(StoreId(1)).ok());
+  ASSERT_TRUE(consumer->WaitResolved(busy, kWait));
+  ExpectMatchesTruth(*consumer, kTable, start);
+  auto stats = env_->client->stats();
+  EXPECT_GT(stats.region_errors, 0u);
+  EXPECT_GT(stats.stream_errors, 0u);
+  EXPECT_EQ(stats.restarts, 0u);
+}
+
+TEST_F(SubscriptionClientTest, UnsubscribeStopsDeliveryAndDropsState) {
+  const TableId other(102);
+  Ts start = Now();
+  auto [id_a, a] = Subscribe(kTable, start);
+  auto [id_b, b] = Subscribe(other, start);
+  Ts first = Write(kTable, 0, 5, "a1");
+  ASSERT_TRUE(a->WaitResolved(first, kWait));
+  ASSERT_TRUE(b->WaitResolved(first, kWait));
+  size_t states_before = env_->client->stats().region_states;
+  env_->client->Unsubscribe(id_a);
+  ASSERT_TRUE(
+      PollUntil([&] { return env_->client->stats().region_states < states_before; }, kWait));
+  size_t seen = a->persisted().size();
+  Ts later = Write(kTable, 10, 5, "a2");
+  Ts marker = Write(other, 0, 1, "b");
+  ASSERT_TRUE(b->WaitResolved(std::max(later, marker), kWait));
+  EXPECT_EQ(a->persisted().size(), seen);
+  EXPECT_LT(a->resolved(), later);
+  EXPECT_EQ(env_->client->stats().subscriptions, 1u);
+  env_->client->Unsubscribe(id_a);  // Unknown now: a no-op.
+}
+
+TEST_F(SubscriptionClientTest, RejectsBadArguments) {
+  auto consumer = std::make_shared<RecordingConsumer>(&persister_);
+  EXPECT_EQ(env_->client->Subscribe(Span{"b", "a"}, Ts(1), consumer, {}).status().code(),
+            Code::kInvalidArgument);
+  EXPECT_EQ(env_->client->Subscribe(codec::ComparableTableRecordSpan(kTable), Ts(1), nullptr, {})
+                .status()
+                .code(),
+            Code::kInvalidArgument);
+}
+
+TEST_F(SubscriptionClientTest, QuotaReturnsToZero) {
+  Ts start = Now();
+  auto [id, consumer] = Subscribe(kTable, start);
+  Ts last = Write(kTable, 0, 300, "bulk");
+  ASSERT_TRUE(consumer->WaitResolved(last, kWait));
+  ASSERT_TRUE(PollUntil([&] { return env_->client->pipeline().QuotaInFlight() == 0; }, kWait));
+}
+
+}  // namespace
+}  // namespace sluice::logpuller
