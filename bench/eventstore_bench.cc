@@ -1,0 +1,188 @@
+// Event store write rate: N small changes (19-byte row keys, 100-byte
+// values, 1,000 per batch) handed to ConsumeKvEvents of S subscriptions, one
+// producer thread per subscription as the puller does; the clock stops when
+// every persisted callback has run.
+//   build/bench/eventstore_bench [--entries N] [--subs S] [--batch B]
+//                                [--dbs D] [--dir PATH]
+// Prints:
+//   BENCH eventstore_write entries_per_s=... mib_per_s=... entries=... seconds=...
+// mib_per_s counts key and value bytes.
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "codec/tablecodec.h"
+#include "common/lifecycle.h"
+#include "common/thread_annotations.h"
+#include "eventstore/event_store.h"
+
+namespace sluice::eventstore {
+namespace {
+
+using SteadyClock = std::chrono::steady_clock;
+
+struct Args {
+  size_t entries = 1000000;
+  size_t subs = 4;
+  size_t batch = 1000;
+  size_t dbs = 2;
+  std::string dir;
+};
+
+// Hands out consumers; the bench drives them itself.
+class BenchPuller : public logpuller::SpanSubscriber {
+ public:
+  Result<SubscriptionId> Subscribe(const Span&, Ts, std::shared_ptr<logpuller::KvConsumer> consumer,
+                                   const logpuller::SubscribeOptions&) override {
+    MutexLock lock(&mu_);
+    consumers_.push_back(std::move(consumer));
+    return SubscriptionId(consumers_.size());
+  }
+  void Unsubscribe(SubscriptionId) override {}
+
+  std::shared_ptr<logpuller::KvConsumer> consumer(size_t i) {
+    MutexLock lock(&mu_);
+    return consumers_.at(i);
+  }
+
+ private:
+  Mutex mu_;
+  std::vector<std::shared_ptr<logpuller::KvConsumer>> consumers_ GUARDED_BY(mu_);
+};
+
+// Counts persisted callbacks and lets the main thread wait for all of them.
+class Completion {
+ public:
+  void Done(uint64_t entries) EXCLUDES(mu_) {
+    MutexLock lock(&mu_);
+    entries_ += entries;
+    cv_.SignalAll();
+  }
+  void WaitFor(uint64_t entries) EXCLUDES(mu_) {
+    MutexLock lock(&mu_);
+    while (entries_ < entries) cv_.Wait(&mu_);
+  }
+
+ private:
+  Mutex mu_;
+  CondVar cv_;
+  uint64_t entries_ GUARDED_BY(mu_) = 0;
+};
+
+KvBatch MakeBatch(TableId table, size_t first, size_t n, const std::string& value) {
+  KvBatch batch;
+  batch.reserve(n);
+  for (size_t i = first; i < first + n; ++i) {
+    RawKvEntry e;
+    e.op = KvOp::kPut;
+    e.key = codec::EncodeRowKey(table, static_cast<int64_t>(i));
+    e.value = value;
+    e.start_ts = Ts(1000 + i);
+    e.commit_ts = Ts(1001 + i);
+    e.region_id = RegionId(1);
+    batch.push_back(std::move(e));
+  }
+  return batch;
+}
+
+Status Run(const Args& args) {
+  if (args.subs == 0 || args.batch == 0) return InvalidArgument("--subs and --batch must be > 0");
+  BenchPuller puller;
+  EventStoreOptions options;
+  options.data_dir = args.dir;
+  options.num_dbs = args.dbs;
+  ASSIGN_OR_RETURN(std::unique_ptr<EventStore> store, EventStore::Open(options, &puller));
+  for (size_t s = 0; s < args.subs; ++s) {
+    TableId table(100 + static_cast<int64_t>(s));
+    RETURN_IF_ERROR(store->RegisterDispatcher(
+        DispatcherId{1, s}, table, ToComparable(TableRecordSpan(table)), Ts(1), nullptr));
+  }
+  const size_t per_sub = args.entries / args.subs;
+  const uint64_t total = per_sub * args.subs;
+  const std::string value(100, 'v');
+  Completion completion;
+  std::atomic<uint64_t> payload_bytes{0};
+
+  auto start = SteadyClock::now();
+  {
+    ThreadGroup producers;
+    for (size_t s = 0; s < args.subs; ++s) {
+      std::string name = "bench-prod-";
+      name += std::to_string(s);
+      producers.Start(name, [&, s](StopToken) {
+        std::shared_ptr<logpuller::KvConsumer> consumer = puller.consumer(s);
+        TableId table(100 + static_cast<int64_t>(s));
+        uint64_t bytes = 0;
+        for (size_t done = 0; done < per_sub; done += args.batch) {
+          size_t n = std::min(args.batch, per_sub - done);
+          KvBatch batch = MakeBatch(table, done, n, value);
+          for (const RawKvEntry& e : batch) bytes += e.key.size() + e.value.size();
+          consumer->ConsumeKvEvents(std::move(batch), [&completion, n] { completion.Done(n); });
+        }
+        payload_bytes.fetch_add(bytes);
+      });
+    }
+    producers.Join();
+  }
+  completion.WaitFor(total);
+  double seconds = std::chrono::duration<double>(SteadyClock::now() - start).count();
+  EventStoreStats stats = store->stats();
+  store->Stop();
+  store.reset();
+  if (stats.entries_written != total) {
+    std::string msg = "wrote ";
+    msg += std::to_string(stats.entries_written);
+    msg += " of ";
+    msg += std::to_string(total);
+    return Internal(msg);
+  }
+  double mib = static_cast<double>(payload_bytes.load()) / (1024.0 * 1024.0);
+  std::printf(
+      "BENCH eventstore_write entries_per_s=%.6g mib_per_s=%.6g entries=%llu seconds=%.3f\n",
+      static_cast<double>(total) / seconds, mib / seconds, static_cast<unsigned long long>(total),
+      seconds);
+  return Status::Ok();
+}
+
+}  // namespace
+}  // namespace sluice::eventstore
+
+int main(int argc, char** argv) {
+  sluice::eventstore::Args args;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    std::string flag = argv[i];
+    const char* v = argv[i + 1];
+    if (flag == "--entries") {
+      args.entries = std::strtoull(v, nullptr, 10);
+    } else if (flag == "--subs") {
+      args.subs = std::strtoull(v, nullptr, 10);
+    } else if (flag == "--batch") {
+      args.batch = std::strtoull(v, nullptr, 10);
+    } else if (flag == "--dbs") {
+      args.dbs = std::strtoull(v, nullptr, 10);
+    } else if (flag == "--dir") {
+      args.dir = v;
+    } else {
+      std::fprintf(stderr, "unknown flag %s\n", flag.c_str());
+      return 2;
+    }
+  }
+  std::filesystem::path dir = args.dir.empty()
+                                  ? std::filesystem::temp_directory_path() / "eventstore_bench"
+                                  : std::filesystem::path(args.dir);
+  args.dir = dir.string();
+  sluice::Status st = sluice::eventstore::Run(args);
+  std::error_code ec;
+  std::filesystem::remove_all(dir / "event_store", ec);
+  if (!st.ok()) {
+    std::fprintf(stderr, "eventstore_bench: %s\n", st.ToString().c_str());
+    return 1;
+  }
+  return 0;
+}
