@@ -4,7 +4,6 @@
 // them busy, breaks streams and bumps epochs. For every subscription it
 // checks the delivered changes against simkv's ground truth and the puller's
 // promises (see RecordingConsumer). Seeds: SLUICE_SCENARIO_SEEDS ("1,2,3").
-#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -14,6 +13,7 @@
 #include "codec/tablecodec.h"
 #include "common/test_util.h"
 #include "logpuller/puller_test_util.h"
+#include "logpuller/puller_workload.h"
 
 namespace sluice::logpuller {
 namespace {
@@ -21,142 +21,12 @@ namespace {
 using testing::PullerEnv;
 using testing::RecordingConsumer;
 
+const testing::ScenarioShape kShape;
 constexpr int kTables = 4;
 constexpr int64_t kHandles = 400;
 constexpr auto kWait = std::chrono::seconds(60);
 
-TableId TableAt(int i) { return TableId(200 + i); }
-
-std::vector<uint64_t> Seeds() {
-  const char* env = std::getenv("SLUICE_SCENARIO_SEEDS");
-  std::string text = env != nullptr ? env : "1,2,3";
-  std::vector<uint64_t> seeds;
-  std::stringstream in(text);
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    size_t dash = item.find('-');
-    if (dash == std::string::npos) {
-      seeds.push_back(std::stoull(item));
-    } else {
-      for (uint64_t s = std::stoull(item.substr(0, dash)); s <= std::stoull(item.substr(dash + 1));
-           ++s) {
-        seeds.push_back(s);
-      }
-    }
-  }
-  return seeds;
-}
-
-// Counts committed transactions so that faults can be paced by the workload.
-struct Progress {
-  Mutex mu;
-  CondVar cv;
-  int64_t commits GUARDED_BY(mu) = 0;
-  bool writers_done GUARDED_BY(mu) = false;
-
-  void Add() {
-    MutexLock lock(&mu);
-    ++commits;
-    cv.SignalAll();
-  }
-  // Waits until `target` commits happened or the writers are done.
-  bool WaitFor(int64_t target) {
-    MutexLock lock(&mu);
-    while (commits < target && !writers_done) cv.Wait(&mu);
-    return commits >= target;
-  }
-};
-
-void Writer(simkv::SimCluster& cluster, uint64_t seed, int txns, Progress& progress) {
-  std::mt19937_64 rng(seed);
-  std::optional<simkv::Txn> held;  // A transaction holding its locks for a while.
-  int held_for = 0;
-  for (int i = 0; i < txns; ++i) {
-    auto txn = cluster.txn().Begin();
-    if (!txn.ok()) continue;
-    int rows = 1 + static_cast<int>(rng() % 5);
-    for (int r = 0; r < rows; ++r) {
-      TableId table = TableAt(static_cast<int>(rng() % kTables));
-      std::string key = codec::EncodeRowKey(table, static_cast<int64_t>(rng() % kHandles));
-      if (rng() % 5 == 0) {
-        txn.value().Delete(std::move(key));
-      } else {
-        txn.value().Put(std::move(key), fmt::format("v{}-{}", seed, i));
-      }
-    }
-    if (!held.has_value() && rng() % 10 == 0) {
-      if (cluster.txn().Prewrite(txn.value()).ok()) {
-        held = std::move(txn).value();
-        held_for = 5 + static_cast<int>(rng() % 20);
-      }
-      continue;
-    }
-    if (cluster.txn().Commit(txn.value()).ok()) progress.Add();
-    if (held.has_value() && --held_for <= 0) {
-      if (rng() % 4 == 0) {
-        cluster.txn().Rollback(*held).IgnoreError();
-      } else if (cluster.txn().Commit(*held).ok()) {
-        progress.Add();
-      }
-      held.reset();
-    }
-  }
-  if (held.has_value()) cluster.txn().Commit(*held).status().IgnoreError();
-}
-
-void Faults(simkv::SimCluster& cluster, uint64_t seed, Progress& progress) {
-  std::mt19937_64 rng(seed * 7919);
-  int64_t target = 0;
-  auto region_at = [&](TableId table, int64_t handle) {
-    std::string key = ToComparable(Span{codec::EncodeRowKey(table, handle), ""}).start;
-    return cluster.regions().RegionForKey(key);
-  };
-  while (true) {
-    target += 3 + static_cast<int64_t>(rng() % 6);
-    if (!progress.WaitFor(target)) break;
-    TableId table = TableAt(static_cast<int>(rng() % kTables));
-    int64_t handle = 1 + static_cast<int64_t>(rng() % (kHandles - 1));
-    auto region = region_at(table, handle);
-    if (!region.ok()) continue;
-    StoreId store(1 + rng() % 3);
-    switch (rng() % 8) {
-      case 0:
-      case 1:
-        cluster.Split(region.value().id, codec::EncodeRowKey(table, handle)).status().IgnoreError();
-        break;
-      case 2:
-        if (!region.value().end_key.empty()) {
-          auto right = cluster.regions().RegionForKey(region.value().end_key);
-          if (right.ok()) cluster.Merge(region.value().id, right.value().id).status().IgnoreError();
-        }
-        break;
-      case 3:
-        cluster.TransferLeader(region.value().id, store).status().IgnoreError();
-        break;
-      case 4:
-        cluster.StoreDown(store).IgnoreError();
-        progress.WaitFor(target + 2);
-        cluster.StoreRestart(store).IgnoreError();
-        break;
-      case 5:
-        cluster.SetStoreBusy(store, "scenario", 10 + rng() % 40).IgnoreError();
-        cluster.DropStreams(store).IgnoreError();
-        progress.WaitFor(target + 2);
-        cluster.ClearStoreBusy(store).IgnoreError();
-        break;
-      case 6:
-        cluster.DropStreams(store).IgnoreError();
-        break;
-      case 7:
-        if (rng() % 2 == 0) {
-          cluster.BumpEpoch(region.value().id).status().IgnoreError();
-        } else {
-          cluster.Congest(store).IgnoreError();
-        }
-        break;
-    }
-  }
-}
+TableId TableAt(int i) { return kShape.TableAt(i); }
 
 void RunSeed(uint64_t seed) {
   SCOPED_TRACE("seed " + std::to_string(seed));
@@ -195,29 +65,22 @@ void RunSeed(uint64_t seed) {
     consumers.push_back(consumer);
   }
 
-  Progress progress;
+  testing::Progress progress;
   {
     OwnedThread faults;
-    faults.Start("faults", [&](StopToken) { Faults(*env->cluster, seed, progress); });
+    faults.Start("faults",
+                 [&](StopToken) { testing::RunFaults(*env->cluster, kShape, seed, progress); });
     ThreadGroup writers;
     for (int w = 0; w < 2; ++w) {
-      writers.Start("writer",
-                    [&, w](StopToken) { Writer(*env->cluster, seed * 10 + w, 400, progress); });
+      writers.Start("writer", [&, w](StopToken) {
+        testing::RunWriter(*env->cluster, kShape, seed * 10 + w, 400, progress);
+      });
     }
     writers.Join();
-    {
-      MutexLock lock(&progress.mu);
-      progress.writers_done = true;
-      progress.cv.SignalAll();
-    }
+    progress.Done();
     faults.Join();
   }
-  for (StoreId store : env->cluster->store_ids()) {
-    if (!env->cluster->StoreIsUp(store)) {
-      ASSERT_TRUE(env->cluster->StoreRestart(store).ok());
-    }
-    env->cluster->ClearStoreBusy(store).IgnoreError();
-  }
+  ASSERT_TRUE(testing::HealCluster(*env->cluster).ok());
   Ts last;
   for (int t = 0; t < kTables; ++t) {
     auto ts = testing::WriteRows(*env->cluster, TableAt(t), {kHandles + 1}, "final");
@@ -254,7 +117,7 @@ void RunSeed(uint64_t seed) {
 }
 
 TEST(PullerScenarioTest, RandomFaultsKeepEverySubscriptionExact) {
-  for (uint64_t seed : Seeds()) RunSeed(seed);
+  for (uint64_t seed : testing::ScenarioSeeds()) RunSeed(seed);
 }
 
 }  // namespace
