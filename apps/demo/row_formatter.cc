@@ -138,7 +138,7 @@ Result<nlohmann::json> RowFormatter::RowImage(std::string_view key, std::string_
   return row;
 }
 
-Result<nlohmann::json> RowFormatter::Format(const CommittedChange& c) const {
+Result<nlohmann::json> RowFormatter::Format(const RawKvEntry& c) const {
   nlohmann::json msg = {{"id", 0},
                         {"database", schema_name_},
                         {"table", table_.name.original},
@@ -149,20 +149,20 @@ Result<nlohmann::json> RowFormatter::Format(const CommittedChange& c) const {
                         {"mysqlType", mysql_types_},
                         {"old", nullptr},
                         {"_tidb", {{"commitTs", c.commit_ts.value()}}}};
-  if (c.is_delete) {
-    if (!c.old_value) return Corruption("delete without old value");
-    ASSIGN_OR_RETURN(nlohmann::json old_row, RowImage(c.key, *c.old_value));
+  if (c.op == KvOp::kDelete) {
+    if (c.old_value.empty()) return Corruption("delete without old value");
+    ASSIGN_OR_RETURN(nlohmann::json old_row, RowImage(c.key, c.old_value));
     msg["type"] = "DELETE";
     msg["data"] = nlohmann::json::array({old_row});
     return msg;
   }
   ASSIGN_OR_RETURN(nlohmann::json row, RowImage(c.key, c.value));
   msg["data"] = nlohmann::json::array({row});
-  if (!c.old_value) {
+  if (c.old_value.empty()) {
     msg["type"] = "INSERT";
     return msg;
   }
-  ASSIGN_OR_RETURN(nlohmann::json old_row, RowImage(c.key, *c.old_value));
+  ASSIGN_OR_RETURN(nlohmann::json old_row, RowImage(c.key, c.old_value));
   nlohmann::json changed = nlohmann::json::object();
   for (auto& [name, v] : old_row.items()) {
     if (row[name] != v) changed[name] = v;  // canal-json lists changed columns only

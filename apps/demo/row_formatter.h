@@ -11,10 +11,10 @@
 #include <string>
 #include <vector>
 
-#include "apps/demo/wire_decoder.h"
 #include "codec/datum.h"
 #include "codec/model/table_info.h"
 #include "codec/row.h"
+#include "common/kv_entry.h"
 #include "common/status.h"
 
 namespace sluice::demo {
@@ -24,7 +24,7 @@ class RowFormatter {
   RowFormatter(std::string schema_name, const model::TableInfo& table);
 
   // One canal-json object for a change.
-  Result<nlohmann::json> Format(const CommittedChange& change) const;
+  Result<nlohmann::json> Format(const RawKvEntry& change) const;
 
   // The row image of a value as column name -> text (null for NULL).
   Result<nlohmann::json> RowImage(std::string_view key, std::string_view value) const;

@@ -123,16 +123,8 @@ Status OrdersWorkload::RunOne(simkv::MvccStore* store, simkv::TsoAllocator* tso)
   return Status::Ok();
 }
 
-Status OrdersWorkload::Run(int txns, simkv::MvccStore* store, simkv::TsoAllocator* tso,
-                           WireEncoder* encoder) {
-  for (int i = 1; i <= txns; ++i) {
-    RETURN_IF_ERROR(RunOne(store, tso));
-    if (i % 50 == 0 || i == txns) {
-      // No transaction is open between iterations, so a fresh TSO is safe.
-      ASSIGN_OR_RETURN(Ts resolved, tso->Allocate());
-      encoder->EmitResolvedTs(resolved);
-    }
-  }
+Status OrdersWorkload::Run(int txns, simkv::MvccStore* store, simkv::TsoAllocator* tso) {
+  for (int i = 1; i <= txns; ++i) RETURN_IF_ERROR(RunOne(store, tso));
   return Status::Ok();
 }
 

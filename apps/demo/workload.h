@@ -8,7 +8,6 @@
 #include <random>
 #include <vector>
 
-#include "apps/demo/wire_encoder.h"
 #include "codec/model/table_info.h"
 #include "common/status.h"
 #include "simkv/mvcc_store.h"
@@ -23,9 +22,8 @@ class OrdersWorkload {
  public:
   OrdersWorkload(const model::TableInfo& table, uint64_t seed) : table_(table), rng_(seed) {}
 
-  // Runs `txns` transactions; every 50 transactions (and at the end) the
-  // encoder emits a resolved ts, as TiKV does on its tick.
-  Status Run(int txns, simkv::MvccStore* store, simkv::TsoAllocator* tso, WireEncoder* encoder);
+  // Runs `txns` transactions.
+  Status Run(int txns, simkv::MvccStore* store, simkv::TsoAllocator* tso);
 
   int committed() const { return committed_; }
   int rolled_back() const { return rolled_back_; }
