@@ -179,7 +179,10 @@ void RegionWorkerPool::Handle(Shard* shard, Message& msg, const StopToken& token
       HandleResolved(shard, msg.stream_id, msg.request_id, msg.regions, msg.ts, token);
       return;
     case Message::Kind::kStart: {
-      if (msg.state->run->stopped.load()) return;
+      if (msg.state->run->stopped.load()) {
+        host_->OnRegionDropped(*msg.state);
+        return;
+      }
       std::pair<uint64_t, uint64_t> key{msg.state->run->request_id, msg.state->region.id.value()};
       auto [it, inserted] = shard->states.try_emplace(key, nullptr);
       if (!inserted) {
@@ -204,6 +207,7 @@ void RegionWorkerPool::Handle(Shard* shard, Message& msg, const StopToken& token
     case Message::Kind::kDropRun: {
       auto begin = shard->states.lower_bound({msg.request_id, 0});
       auto end = shard->states.lower_bound({msg.request_id + 1, 0});
+      for (auto it = begin; it != end; ++it) host_->OnRegionDropped(*it->second);
       shard->states.erase(begin, end);
       shard->num_states.store(shard->states.size(), std::memory_order_relaxed);
       return;

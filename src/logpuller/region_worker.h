@@ -71,6 +71,10 @@ class RegionWorkerHost {
   // Must not block.
   virtual void OnRegionFailed(std::unique_ptr<RegionState> state, RegionFailure failure) = 0;
   virtual void OnRegionInitialized(RegionState& state) = 0;
+  // The state is dropped with its run (unsubscribe, restart, failure); the
+  // host returns what it holds for it (the scan slot of an uninitialized
+  // region). Must not block.
+  virtual void OnRegionDropped(RegionState& state) = 0;
   // Hands a batch of the run's changes to the span pipeline; may block.
   virtual void EnqueueData(SubscriptionRun& run, KvBatch batch, const CancelToken& token) = 0;
   // Recomputes the run's span resolved ts after region updates; may block.

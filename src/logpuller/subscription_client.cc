@@ -198,6 +198,10 @@ void SubscriptionClient::OnRegionInitialized(RegionState& state) {
   scheduler_.ReleaseScanSlot(state.region.leader_store);
 }
 
+void SubscriptionClient::OnRegionDropped(RegionState& state) {
+  if (!state.initialized) scheduler_.ReleaseScanSlot(state.region.leader_store);
+}
+
 void SubscriptionClient::EnqueueData(SubscriptionRun& run, KvBatch batch,
                                      const CancelToken& token) {
   if (run.stopped.load()) return;
@@ -270,14 +274,14 @@ void SubscriptionClient::FailRun(const std::shared_ptr<SubscriptionRun>& run,
 }
 
 void SubscriptionClient::Fail(const std::shared_ptr<Subscription>& sub, const Status& status) {
-  LOG_ERROR("subscription {} failed: {}", sub->id.value(), status.ToString());
-  fatal_.fetch_add(1);
   {
     MutexLock lock(&mu_);
     auto it = subs_.find(sub->id);
     if (it == subs_.end() || it->second != sub) return;
     subs_.erase(it);
   }
+  LOG_ERROR("subscription {} failed: {}", sub->id.value(), status.ToString());
+  fatal_.fetch_add(1);
   std::shared_ptr<SubscriptionRun> run;
   {
     MutexLock lock(&sub->mu);

@@ -79,6 +79,7 @@ class SubscriptionClient final : public SpanSubscriber,
   // RegionWorkerHost.
   void OnRegionFailed(std::unique_ptr<RegionState> state, RegionFailure failure) override;
   void OnRegionInitialized(RegionState& state) override;
+  void OnRegionDropped(RegionState& state) override;
   void EnqueueData(SubscriptionRun& run, KvBatch batch, const CancelToken& token) override;
   void MaybeAdvance(SubscriptionRun& run, const CancelToken& token) override;
   void FailRun(const std::shared_ptr<SubscriptionRun>& run, const Status& status) override;
