@@ -108,13 +108,18 @@ Result<std::shared_ptr<PdStub>> PdConnection::Discover() {
   return error;
 }
 
+constexpr auto kDialWait = std::chrono::seconds(1);
+
 Result<std::shared_ptr<PdStub>> PdConnection::TryEndpoint(const std::string& endpoint) {
   std::shared_ptr<PdStub> stub = Dial(StripUrl(endpoint));
   pdpb::GetMembersRequest request;
   *request.mutable_header() = Header();
   pdpb::GetMembersResponse response;
   grpc::ClientContext context;
-  context.set_deadline(Deadline());
+  // Wait for the channel to become ready (a loaded machine can miss the first
+  // handshake), but not long: a dead endpoint must not hold up the next one.
+  context.set_wait_for_ready(true);
+  context.set_deadline(std::min(Deadline(), std::chrono::system_clock::now() + kDialWait));
   grpc::Status status = stub->stub->GetMembers(&context, request, &response);
   if (!status.ok()) return FromGrpc(status, "GetMembers " + stub->address);
   RETURN_IF_ERROR(FromHeader(response.header(), 0, "GetMembers"));
