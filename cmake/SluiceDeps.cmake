@@ -21,3 +21,8 @@ pkg_check_modules(MARIADB REQUIRED IMPORTED_TARGET libmariadb)
 pkg_check_modules(RDKAFKA REQUIRED IMPORTED_TARGET rdkafka)
 pkg_check_modules(ZSTD REQUIRED IMPORTED_TARGET libzstd)
 pkg_check_modules(LZ4 REQUIRED IMPORTED_TARGET liblz4)
+
+# jemalloc for the binaries (not the tests): the data path hands memory from
+# stream readers to workers, and glibc malloc is slow at cross-thread frees.
+# Left out of sanitizer and fuzzing builds, which bring their own allocator.
+pkg_check_modules(JEMALLOC REQUIRED IMPORTED_TARGET jemalloc)

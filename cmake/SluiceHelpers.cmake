@@ -34,6 +34,13 @@ function(sluice_test name)
   set_tests_properties(${name} PROPERTIES LABELS "${ARG_LABELS}" TIMEOUT ${ARG_TIMEOUT})
 endfunction()
 
+# Links jemalloc into a binary, except in sanitizer and fuzzing builds.
+function(sluice_use_jemalloc name)
+  if(NOT SLUICE_FUZZ AND NOT CMAKE_BUILD_TYPE MATCHES "^(asan|tsan)$")
+    target_link_libraries(${name} PRIVATE PkgConfig::JEMALLOC)
+  endif()
+endfunction()
+
 # sluice_binary(NAME SRCS main.cc DEPS lib ...)
 function(sluice_binary name)
   cmake_parse_arguments(ARG "" "" "SRCS;DEPS" ${ARGN})
@@ -41,6 +48,7 @@ function(sluice_binary name)
   target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/src)
   target_compile_options(${name} PRIVATE ${SLUICE_WARNINGS})
   target_link_libraries(${name} PRIVATE ${ARG_DEPS})
+  sluice_use_jemalloc(${name})
 endfunction()
 
 # sluice_bench(NAME SRCS b.cc DEPS lib ...): Google Benchmark binaries.
@@ -50,6 +58,7 @@ function(sluice_bench name)
   target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/src)
   target_compile_options(${name} PRIVATE ${SLUICE_WARNINGS})
   target_link_libraries(${name} PRIVATE ${ARG_DEPS} benchmark::benchmark)
+  sluice_use_jemalloc(${name})
 endfunction()
 
 # sluice_fuzzer(NAME SRCS f.cc DEPS lib ...): libFuzzer targets (clang).

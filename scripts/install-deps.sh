@@ -12,7 +12,7 @@ LIB_PKGS=(libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   librocksdb-dev libspdlog-dev libfmt-dev nlohmann-json3-dev
   libtomlplusplus-dev libcli11-dev libcpp-httplib-dev libmariadb-dev
   librdkafka-dev libgtest-dev libgmock-dev libbenchmark-dev
-  libzstd-dev liblz4-dev libsnappy-dev zlib1g-dev libbz2-dev)
+  libzstd-dev liblz4-dev libsnappy-dev zlib1g-dev libbz2-dev libjemalloc-dev)
 # Real services the tests start on loopback.
 SERVICE_PKGS=(etcd-server etcd-client mariadb-server mariadb-client)
 

@@ -22,10 +22,13 @@ struct RegionWorkerPool::Message {
 
 struct RegionWorkerPool::Shard {
   Mutex mu;
-  CondVar cv;
+  CondVar not_empty;  // The worker waits here.
+  CondVar not_full;   // Producers of the data path wait here.
   std::deque<Message> data GUARDED_BY(mu);
   std::deque<Message> control GUARDED_BY(mu);
   bool closed GUARDED_BY(mu) = false;
+  bool worker_waiting GUARDED_BY(mu) = false;
+  size_t producers_waiting GUARDED_BY(mu) = 0;
   // Owned by the shard's thread: (request id, region id) -> state.
   std::map<std::pair<uint64_t, uint64_t>, std::unique_ptr<RegionState>> states;
   std::atomic<size_t> num_states{0};
@@ -51,7 +54,8 @@ void RegionWorkerPool::Stop() {
   for (auto& shard : shards_) {
     MutexLock lock(&shard->mu);
     shard->closed = true;
-    shard->cv.SignalAll();
+    shard->not_empty.SignalAll();
+    shard->not_full.SignalAll();
   }
   threads_.RequestStop();
   threads_.Join();
@@ -87,10 +91,14 @@ void RegionWorkerPool::PostEvent(uint64_t stream_id, cdcpb::ChangeDataEvent&& ev
     msg.stream_id = stream_id;
     Shard& shard = *shards_[i];
     MutexLock lock(&shard.mu);
-    while (!shard.closed && shard.data.size() >= queue_capacity_) shard.cv.Wait(&shard.mu);
+    while (!shard.closed && shard.data.size() >= queue_capacity_) {
+      ++shard.producers_waiting;
+      shard.not_full.Wait(&shard.mu);
+      --shard.producers_waiting;
+    }
     if (shard.closed) return;
     shard.data.push_back(std::move(msg));
-    shard.cv.SignalAll();
+    if (shard.worker_waiting) shard.not_empty.Signal();
   };
   for (size_t i = 0; i < per_shard.size(); ++i) {
     if (!per_shard[i].events.empty()) push(i, std::move(per_shard[i]));
@@ -104,7 +112,7 @@ void RegionWorkerPool::PostControl(Shard& shard, Message msg) {
   MutexLock lock(&shard.mu);
   if (shard.closed) return;
   shard.control.push_back(std::move(msg));
-  shard.cv.SignalAll();
+  if (shard.worker_waiting) shard.not_empty.Signal();
 }
 
 void RegionWorkerPool::PostStart(std::unique_ptr<RegionState> state) {
@@ -152,7 +160,9 @@ void RegionWorkerPool::Run(Shard* shard, const StopToken& token) {
     {
       MutexLock lock(&shard->mu);
       while (!shard->closed && shard->control.empty() && shard->data.empty()) {
-        shard->cv.Wait(&shard->mu);
+        shard->worker_waiting = true;
+        shard->not_empty.Wait(&shard->mu);
+        shard->worker_waiting = false;
       }
       if (shard->closed) break;
       if (!shard->control.empty()) {
@@ -161,7 +171,11 @@ void RegionWorkerPool::Run(Shard* shard, const StopToken& token) {
       } else {
         msg = std::move(shard->data.front());
         shard->data.pop_front();
-        shard->cv.SignalAll();  // Room for blocked producers.
+        // Wake blocked producers only once the queue is half empty, so that
+        // a full queue does not cost a wake-up per message.
+        if (shard->producers_waiting > 0 && shard->data.size() <= queue_capacity_ / 2) {
+          shard->not_full.SignalAll();
+        }
       }
     }
     Handle(shard, msg, token);
@@ -265,6 +279,7 @@ void RegionWorkerPool::HandleEvents(Shard* shard, uint64_t stream_id,
     }
     if (event.has_entries()) {
       KvBatch& batch = batch_of(state.run);
+      batch.reserve(batch.size() + static_cast<size_t>(event.entries().entries_size()));
       for (cdcpb::Event_Row& row : *event.mutable_entries()->mutable_entries()) {
         Status status = state.matcher.Handle(row, &batch);
         if (!status.ok()) {

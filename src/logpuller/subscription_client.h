@@ -33,11 +33,16 @@
 
 namespace sluice::logpuller {
 
+// Messages (one per store message and shard, ~100 rows) queued per region
+// worker on the data path. Small on purpose: rows behind a deep queue are out
+// of cache by the time the worker reads them.
+inline constexpr size_t kDefaultRegionQueueCapacity = 64;
+
 struct SubscriptionClientOptions {
-  size_t region_workers = 0;            // 0: one per core.
-  size_t region_queue_capacity = 1024;  // Messages per region worker (data path).
-  RequestSchedulerOptions scheduler;    // Streams per store, scan window, backoff, clock.
-  SpanPipelineOptions pipeline;         // Workers, queue size, in-flight quota.
+  size_t region_workers = 0;                                   // 0: one per core.
+  size_t region_queue_capacity = kDefaultRegionQueueCapacity;  // Data path, per worker.
+  RequestSchedulerOptions scheduler;  // Streams per store, scan window, backoff, clock.
+  SpanPipelineOptions pipeline;       // Workers, queue size, in-flight quota.
   // Restarts of one subscription (after invalid input) back off from
   // restart_backoff_base doubling up to scheduler.backoff_max.
   std::chrono::milliseconds restart_backoff_base{100};
