@@ -2,16 +2,27 @@
 // upstream produces from pre-generated transactions, measured end to end to a
 // gRPC EventFeedV2 client on loopback, next to the bare MVCC apply rate of the
 // same transactions (no subscriber) as the baseline, in one run.
-//   build/bench/simkv_bench [--txns N] [--rows-per-txn R]
+//   build/bench/simkv_bench [--txns N] [--rows-per-txn R] [--only apply|cdc]
+// (--only runs one half, e.g. to profile it.)
 // Prints:
 //   BENCH simkv_mvcc_apply rows_per_s=...
+//   # cpu seconds by thread: <thread name>=<seconds> ... (the CDC run's timed phase)
 //   BENCH simkv_cdc_events events_per_s=... rows_per_s=... ratio_to_apply=...
+//         rows_per_message=...
+#include <google/protobuf/arena.h>
 #include <grpcpp/grpcpp.h>
+#include <pthread.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
 #include <string>
 #include <thread>
 
@@ -27,6 +38,8 @@ using SteadyClock = std::chrono::steady_clock;
 struct Args {
   size_t txns = 20000;
   int rows_per_txn = 8;
+  bool run_apply = true;
+  bool run_cdc = true;
 };
 
 WorkloadOptions BenchWorkload(const Args& args) {
@@ -66,7 +79,10 @@ class EventCounter {
     req.set_request_id(1);
     req.set_extra_op(kvrpcpb::ReadOldValue);
     stream_->Write(req);
-    reader_ = std::thread([this] { ReadLoop(); });
+    reader_ = std::thread([this] {
+      pthread_setname_np(pthread_self(), "bench-client");
+      ReadLoop();
+    });
   }
 
   ~EventCounter() {
@@ -88,11 +104,19 @@ class EventCounter {
     return last_row_at_;
   }
   uint64_t rows() const { return rows_.load(); }
+  uint64_t messages() const { return messages_.load(); }
 
  private:
+  // Each message is parsed into an arena that is reset every few messages,
+  // so the count costs the parse and not a malloc/free per row.
   void ReadLoop() {
-    cdcpb::ChangeDataEvent msg;
-    while (stream_->Read(&msg)) {
+    constexpr int kMessagesPerArena = 64;
+    google::protobuf::Arena arena;
+    int parsed = 0;
+    while (true) {
+      if (++parsed % kMessagesPerArena == 0) arena.Reset();
+      auto& msg = *google::protobuf::Arena::CreateMessage<cdcpb::ChangeDataEvent>(&arena);
+      if (!stream_->Read(&msg)) break;
       uint64_t n = 0;
       for (const cdcpb::Event& e : msg.events()) {
         if (!e.has_entries()) continue;
@@ -106,6 +130,7 @@ class EventCounter {
       }
       if (n > 0) {
         last_row_at_ = SteadyClock::now();
+        messages_.fetch_add(1);
         rows_.fetch_add(n);
       }
     }
@@ -120,8 +145,47 @@ class EventCounter {
   std::atomic<bool> initialized_{false};
   std::atomic<bool> done_{false};
   std::atomic<uint64_t> rows_{0};
+  std::atomic<uint64_t> messages_{0};    // Messages that carried rows.
   SteadyClock::time_point last_row_at_;  // written before rows_ is bumped
 };
+
+// CPU seconds (user + system) used so far by this process's threads, summed
+// per thread name (Linux /proc; empty elsewhere).
+std::map<std::string, double> ThreadCpu() {
+  std::map<std::string, double> out;
+  const double tick = static_cast<double>(sysconf(_SC_CLK_TCK));
+  std::error_code ec;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task", ec)) {
+    std::ifstream comm_file(task.path() / "comm");
+    std::ifstream stat_file(task.path() / "stat");
+    std::string comm, stat;
+    std::getline(comm_file, comm);
+    std::getline(stat_file, stat);
+    size_t close = stat.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream fields(stat.substr(close + 2));
+    std::string field;
+    uint64_t utime = 0, stime = 0;
+    for (int i = 3; i <= 15 && fields >> field; ++i) {  // Fields 14 and 15 of stat.
+      if (i == 14) utime = std::strtoull(field.c_str(), nullptr, 10);
+      if (i == 15) stime = std::strtoull(field.c_str(), nullptr, 10);
+    }
+    out[comm] += static_cast<double>(utime + stime) / tick;
+  }
+  return out;
+}
+
+// Prints the CPU each thread group used between two ThreadCpu() readings.
+void PrintCpu(const std::map<std::string, double>& before,
+              const std::map<std::string, double>& after) {
+  std::printf("# cpu seconds by thread:");
+  for (const auto& [comm, seconds] : after) {
+    auto it = before.find(comm);
+    double used = seconds - (it == before.end() ? 0 : it->second);
+    if (used > 0) std::printf(" %s=%.2f", comm.c_str(), used);
+  }
+  std::printf("\n");
+}
 
 Result<double> ApplyAll(Workload& workload, const std::vector<PreparedTxn>& txns) {
   auto start = SteadyClock::now();
@@ -129,24 +193,42 @@ Result<double> ApplyAll(Workload& workload, const std::vector<PreparedTxn>& txns
   return std::chrono::duration<double>(SteadyClock::now() - start).count();
 }
 
-Status Run(const Args& args) {
+SimClusterOptions BenchCluster() {
   SimClusterOptions copts;
   copts.num_stores = 1;
   copts.replicas = 1;
-  // Baseline: the same transactions applied with nobody subscribed.
-  ASSIGN_OR_RETURN(auto base_cluster, SimCluster::Start(copts));
+  return copts;
+}
+
+uint64_t CountRows(const std::vector<PreparedTxn>& txns) {
+  uint64_t rows = 0;
+  for (const PreparedTxn& t : txns) rows += t.mutations.size();
+  return rows;
+}
+
+// Baseline: the transactions applied with nobody subscribed; the seconds.
+Result<double> RunApply(const Args& args) {
+  ASSIGN_OR_RETURN(auto base_cluster, SimCluster::Start(BenchCluster()));
   Workload base_workload(&base_cluster->mvcc(), &base_cluster->tso(), BenchWorkload(args));
   ASSIGN_OR_RETURN(auto base_txns, Prepare(*base_cluster, base_workload, args.txns));
-  uint64_t rows = 0;
-  for (const PreparedTxn& t : base_txns) rows += t.mutations.size();
+  uint64_t rows = CountRows(base_txns);
   ASSIGN_OR_RETURN(double base_s, ApplyAll(base_workload, base_txns));
   base_cluster->Stop();
   std::printf("BENCH simkv_mvcc_apply rows_per_s=%.6g txns=%zu rows=%llu\n", rows / base_s,
               args.txns, static_cast<unsigned long long>(rows));
+  return base_s;
+}
 
-  ASSIGN_OR_RETURN(auto cluster, SimCluster::Start(copts));
+Status Run(const Args& args) {
+  double base_s = 0;
+  if (args.run_apply) {
+    ASSIGN_OR_RETURN(base_s, RunApply(args));
+  }
+  if (!args.run_cdc) return Status::Ok();
+  ASSIGN_OR_RETURN(auto cluster, SimCluster::Start(BenchCluster()));
   Workload workload(&cluster->mvcc(), &cluster->tso(), BenchWorkload(args));
   ASSIGN_OR_RETURN(auto txns, Prepare(*cluster, workload, args.txns));
+  uint64_t rows = CountRows(txns);
   RegionInfo region;
   cluster->regions().ForEach([&](const RegionInfo& r) { region = r; });
   ASSIGN_OR_RETURN(Ts checkpoint, cluster->tso().Allocate());
@@ -154,15 +236,18 @@ Status Run(const Args& args) {
                        checkpoint);
   if (!counter.WaitInitialized()) return Timeout("subscription never initialized");
   uint64_t want = 2 * rows;  // a PREWRITE and a COMMIT row per written row
+  std::map<std::string, double> cpu_before = ThreadCpu();
   auto start = SteadyClock::now();
   ASSIGN_OR_RETURN(double apply_s, ApplyAll(workload, txns));
   auto last = counter.WaitRows(want);
   if (!last) return Unavailable("stream ended after " + std::to_string(counter.rows()) + " rows");
   double total_s = std::chrono::duration<double>(*last - start).count();
+  PrintCpu(cpu_before, ThreadCpu());
   std::printf(
       "BENCH simkv_cdc_events events_per_s=%.6g rows_per_s=%.6g apply_s=%.3f total_s=%.3f "
-      "ratio_to_apply=%.3f\n",
-      want / total_s, rows / total_s, apply_s, total_s, base_s / total_s);
+      "ratio_to_apply=%.3f rows_per_message=%.1f\n",
+      want / total_s, rows / total_s, apply_s, total_s, base_s / total_s,
+      static_cast<double>(want) / static_cast<double>(std::max<uint64_t>(1, counter.messages())));
   cluster->Stop();
   return Status::Ok();
 }
@@ -178,6 +263,10 @@ int main(int argc, char** argv) {
       args.txns = std::strtoull(argv[i + 1], nullptr, 10);
     } else if (flag == "--rows-per-txn") {
       args.rows_per_txn = std::atoi(argv[i + 1]);
+    } else if (flag == "--only") {
+      std::string only = argv[i + 1];
+      args.run_apply = only == "apply";
+      args.run_cdc = only == "cdc";
     } else {
       std::fprintf(stderr, "unknown flag %s\n", flag.c_str());
       return 2;

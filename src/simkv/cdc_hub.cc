@@ -217,6 +217,9 @@ void CdcHub::Clear() {
   delegates_.clear();
   by_start_.clear();
   conns_.clear();
+  last_delegate_.reset();
+  staged_.clear();
+  staged_used_ = 0;
 }
 
 size_t CdcHub::NumSubscriptions() const {

@@ -119,6 +119,8 @@ class CdcHub final : public MvccObserver {
   void OnPrewrite(const PrewriteEvent& event) override EXCLUDES(mu_);
   void OnCommit(const CommitEvent& event) override EXCLUDES(mu_);
   void OnRollback(const RollbackEvent& event) override EXCLUDES(mu_);
+  // Queues the batch's rows of initialized subscriptions on their streams.
+  void OnApplied(uint64_t apply_index) override EXCLUDES(mu_);
 
  private:
   struct PendingRow {
@@ -137,6 +139,13 @@ class CdcHub final : public MvccObserver {
     RegionInfo region;  // As it was when subscribed.
     RawRange raw;       // Its raw boundaries.
     std::vector<Subscriber> subs;
+  };
+  // Live rows of one subscription in the MVCC batch being applied; the views
+  // point into the store until OnApplied().
+  struct StagedRows {
+    std::shared_ptr<const DownstreamSpec> spec;
+    uint64_t index = 0;
+    std::vector<RowView> rows;
   };
   using ConnKey = std::pair<uint64_t, uint64_t>;  // (request_id, region_id).
   struct ResolvedProbe {
@@ -164,7 +173,8 @@ class CdcHub final : public MvccObserver {
   void StopDelegate(RegionId region_id, const cdcpb::Error& error) REQUIRES(mu_);
   template <typename MakeRow>
   void Fanout(std::string_view key, uint64_t index, MakeRow make_row) EXCLUDES(mu_);
-  bool Deliver(Subscriber& sub, uint64_t index, Row row) REQUIRES(mu_);
+  bool Deliver(Subscriber& sub, uint64_t index, const RowView& row) REQUIRES(mu_);
+  void Congest(RegionId region_id, const std::vector<uint64_t>& sub_ids) REQUIRES(mu_);
   std::vector<ResolvedProbe> ResolvedProbes() EXCLUDES(mu_);
   void SendResolved(const std::vector<ResolvedProbe>& probes, Ts now) EXCLUDES(mu_);
 
@@ -176,6 +186,9 @@ class CdcHub final : public MvccObserver {
   mutable Mutex mu_;
   std::unordered_map<RegionId, Delegate> delegates_ GUARDED_BY(mu_);
   std::map<std::string, RegionId> by_start_ GUARDED_BY(mu_);  // Encoded start -> region.
+  std::optional<RegionId> last_delegate_ GUARDED_BY(mu_);     // Last DelegateForKey answer.
+  std::vector<StagedRows> staged_ GUARDED_BY(mu_);            // Emptied by OnApplied().
+  size_t staged_used_ GUARDED_BY(mu_) = 0;                    // Entries of staged_ in use.
   // Per stream: (request_id, region_id) -> subscription id.
   std::map<uint64_t, std::map<ConnKey, uint64_t>> conns_ GUARDED_BY(mu_);
 };

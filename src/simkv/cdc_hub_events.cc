@@ -13,26 +13,55 @@ namespace sluice::simkv {
 
 CdcHub::Delegate* CdcHub::DelegateForKey(std::string_view raw_key) {
   if (by_start_.empty()) return nullptr;
+  // Delegates never overlap (Register stops stale ones first), so the last
+  // delegate that contained a key is the answer whenever it contains this one.
+  if (last_delegate_.has_value()) {
+    auto cached = delegates_.find(*last_delegate_);
+    if (cached != delegates_.end() && cached->second.raw.Contains(raw_key)) return &cached->second;
+  }
   std::string encoded = memcomparable::EncodeBytes(raw_key);
   auto it = by_start_.upper_bound(encoded);
   if (it == by_start_.begin()) return nullptr;
   auto delegate = delegates_.find(std::prev(it)->second);
   if (delegate == delegates_.end() || !delegate->second.raw.Contains(raw_key)) return nullptr;
+  last_delegate_ = delegate->first;
   return &delegate->second;
 }
 
-// Hands a live row to one subscription: buffered during its scan, queued on
-// its stream afterwards. False if it did not fit (the caller congests it).
-bool CdcHub::Deliver(Subscriber& sub, uint64_t index, Row row) {
-  const DownstreamSpec& spec = *sub.spec;
+// Hands a live row to one subscription: buffered during its scan, staged for
+// its stream (until OnApplied) afterwards. False if it did not fit (the
+// caller congests it).
+bool CdcHub::Deliver(Subscriber& sub, uint64_t index, const RowView& row) {
   if (!sub.initialized) {
     sub.pending_bytes += RowBytes(row);
-    sub.pending.push_back(PendingRow{index, std::move(row)});
+    sub.pending.push_back(PendingRow{index, ToRow(row)});
     return sub.pending_bytes <= options_.max_pending_bytes;
   }
-  StreamSink::PushResult result = spec.sink->PushRow(spec.region_id.value(), spec.request_id, index,
-                                                     std::move(row), /*force=*/false);
-  return result != StreamSink::PushResult::kFull;
+  for (size_t i = 0; i < staged_used_; ++i) {
+    StagedRows& staged = staged_[i];
+    if (staged.spec->id == sub.spec->id && staged.index == index) {
+      staged.rows.push_back(row);
+      return true;
+    }
+  }
+  if (staged_used_ == staged_.size()) staged_.emplace_back();
+  StagedRows& staged = staged_[staged_used_++];
+  staged.spec = sub.spec;
+  staged.index = index;
+  staged.rows.clear();
+  staged.rows.push_back(row);
+  return true;
+}
+
+void CdcHub::Congest(RegionId region_id, const std::vector<uint64_t>& sub_ids) {
+  LOG_WARN("cdc: store {} region {}: {} subscription(s) congested", options_.store_id.value(),
+           region_id.value(), sub_ids.size());
+  StopSubscribers(
+      region_id,
+      [&](const Subscriber& sub) {
+        return std::find(sub_ids.begin(), sub_ids.end(), sub.spec->id) != sub_ids.end();
+      },
+      CongestedError(region_id.value()));
 }
 
 template <typename MakeRow>
@@ -43,35 +72,46 @@ void CdcHub::Fanout(std::string_view key, uint64_t index, MakeRow make_row) {
   std::vector<uint64_t> congested;
   for (Subscriber& sub : delegate->subs) {
     if (!sub.range.Contains(key)) continue;
-    std::optional<Row> row = make_row(sub.spec->old_value);
+    std::optional<RowView> row = make_row(sub.spec->old_value);
     if (!row) return;  // A change that produces no row for anyone.
-    if (!Deliver(sub, index, *std::move(row))) congested.push_back(sub.spec->id);
+    if (!Deliver(sub, index, *row)) congested.push_back(sub.spec->id);
   }
-  if (congested.empty()) return;
-  RegionId region_id = delegate->region.id;
-  LOG_WARN("cdc: store {} region {}: {} subscription(s) congested", options_.store_id.value(),
-           region_id.value(), congested.size());
-  StopSubscribers(
-      region_id,
-      [&](const Subscriber& sub) {
-        return std::find(congested.begin(), congested.end(), sub.spec->id) != congested.end();
-      },
-      CongestedError(region_id.value()));
+  if (!congested.empty()) Congest(delegate->region.id, congested);
+}
+
+void CdcHub::OnApplied(uint64_t apply_index) {
+  MutexLock lock(&mu_);
+  if (staged_used_ == 0) return;
+  std::map<RegionId, std::vector<uint64_t>> congested;
+  for (size_t i = 0; i < staged_used_; ++i) {
+    StagedRows& staged = staged_[i];
+    const DownstreamSpec& spec = *staged.spec;
+    // A subscription that ended since its rows were staged gets nothing more.
+    if (Find(spec) != nullptr) {
+      StreamSink::PushResult result = spec.sink->PushRows(
+          spec.region_id.value(), spec.request_id, staged.index, staged.rows, /*force=*/false);
+      if (result == StreamSink::PushResult::kFull) congested[spec.region_id].push_back(spec.id);
+    }
+    staged.spec.reset();
+    staged.rows.clear();
+  }
+  staged_used_ = 0;
+  for (const auto& [region_id, sub_ids] : congested) Congest(region_id, sub_ids);
 }
 
 void CdcHub::OnPrewrite(const PrewriteEvent& event) {
   Fanout(event.key, event.apply_index,
-         [&](bool old_value) { return RowFromPrewrite(event, old_value); });
+         [&](bool old_value) { return ViewOfPrewrite(event, old_value); });
 }
 
 void CdcHub::OnCommit(const CommitEvent& event) {
   Fanout(event.key, event.apply_index,
-         [&](bool old_value) { return RowFromCommit(event, old_value); });
+         [&](bool old_value) { return ViewOfCommit(event, old_value); });
 }
 
 void CdcHub::OnRollback(const RollbackEvent& event) {
   Fanout(event.key, event.apply_index,
-         [&](bool) { return std::optional<Row>(RowFromRollback(event)); });
+         [&](bool) { return std::optional<RowView>(ViewOfRollback(event)); });
 }
 
 bool CdcHub::SendScanEvent(const DownstreamSpec& spec, cdcpb::Event event) {
@@ -91,8 +131,8 @@ void CdcHub::FinishScan(const DownstreamSpec& spec, uint64_t applied_index) {
   spec.sink->PushEvent(std::move(initialized), /*force=*/true);
   for (PendingRow& pending : sub->pending) {
     if (pending.index <= applied_index) continue;  // Already in the snapshot.
-    spec.sink->PushRow(spec.region_id.value(), spec.request_id, pending.index,
-                       std::move(pending.row), /*force=*/true);
+    spec.sink->PushRow(spec.region_id.value(), spec.request_id, pending.index, pending.row,
+                       /*force=*/true);
   }
   sub->pending.clear();
   sub->pending_bytes = 0;

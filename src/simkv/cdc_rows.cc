@@ -30,44 +30,79 @@ cdcpb::Event NewEntriesEvent(uint64_t region_id, uint64_t request_id) {
 
 }  // namespace
 
-std::optional<Row> RowFromPrewrite(const PrewriteEvent& event, bool with_old_value) {
+std::optional<RowView> ViewOfPrewrite(const PrewriteEvent& event, bool with_old_value) {
   if (event.op == MutationOp::kLock) return std::nullopt;
-  Row row;
-  row.set_start_ts(event.start_ts.value());
-  row.set_type(cdcpb::Event::PREWRITE);
-  row.set_op_type(OpOf(event.op));
-  row.set_key(std::string(event.key));
-  row.set_value(std::string(event.value));
-  SetOldValue(event.old_value, with_old_value, &row);
+  RowView row;
+  row.start_ts = event.start_ts.value();
+  row.type = cdcpb::Event::PREWRITE;
+  row.op_type = OpOf(event.op);
+  row.key = event.key;
+  row.value = event.value;
+  if (with_old_value && event.old_value.has_value()) row.old_value = *event.old_value;
   return row;
 }
 
-std::optional<Row> RowFromCommit(const CommitEvent& event, bool with_old_value) {
+std::optional<RowView> ViewOfCommit(const CommitEvent& event, bool with_old_value) {
   if (event.kind != WriteKind::kPut && event.kind != WriteKind::kDelete) return std::nullopt;
-  Row row;
-  row.set_start_ts(event.start_ts.value());
-  row.set_commit_ts(event.commit_ts.value());
-  row.set_op_type(OpOf(event.kind));
-  row.set_key(std::string(event.key));
+  RowView row;
+  row.start_ts = event.start_ts.value();
+  row.commit_ts = event.commit_ts.value();
+  row.op_type = OpOf(event.kind);
+  row.key = event.key;
   if (event.one_pc) {
-    row.set_type(cdcpb::Event::COMMITTED);
-    row.set_value(std::string(event.value));
-    SetOldValue(event.old_value, with_old_value, &row);
+    row.type = cdcpb::Event::COMMITTED;
+    row.value = event.value;
+    if (with_old_value && event.old_value.has_value()) row.old_value = *event.old_value;
   } else {
-    row.set_type(cdcpb::Event::COMMIT);
-    if (event.value.size() <= kShortValueMaxLen) row.set_value(std::string(event.value));
+    row.type = cdcpb::Event::COMMIT;
+    if (event.value.size() <= kShortValueMaxLen) row.value = event.value;
   }
   return row;
 }
 
-Row RowFromRollback(const RollbackEvent& event) {
-  Row row;
-  row.set_start_ts(event.start_ts.value());
-  row.set_type(cdcpb::Event::ROLLBACK);
-  row.set_op_type(Row::UNKNOWN);
-  row.set_key(std::string(event.key));
+RowView ViewOfRollback(const RollbackEvent& event) {
+  RowView row;
+  row.start_ts = event.start_ts.value();
+  row.type = cdcpb::Event::ROLLBACK;
+  row.op_type = Row::UNKNOWN;
+  row.key = event.key;
   return row;
 }
+
+RowView ViewOfRow(const Row& row) {
+  return RowView{row.type(), row.op_type(), row.start_ts(), row.commit_ts(),
+                 row.key(),  row.value(),   row.old_value()};
+}
+
+void FillRow(const RowView& view, Row* row) {
+  row->set_start_ts(view.start_ts);
+  row->set_commit_ts(view.commit_ts);
+  row->set_type(view.type);
+  row->set_op_type(view.op_type);
+  row->set_key(view.key.data(), view.key.size());
+  row->set_value(view.value.data(), view.value.size());
+  row->set_old_value(view.old_value.data(), view.old_value.size());
+}
+
+Row ToRow(const RowView& view) {
+  Row row;
+  FillRow(view, &row);
+  return row;
+}
+
+std::optional<Row> RowFromPrewrite(const PrewriteEvent& event, bool with_old_value) {
+  std::optional<RowView> view = ViewOfPrewrite(event, with_old_value);
+  if (!view) return std::nullopt;
+  return ToRow(*view);
+}
+
+std::optional<Row> RowFromCommit(const CommitEvent& event, bool with_old_value) {
+  std::optional<RowView> view = ViewOfCommit(event, with_old_value);
+  if (!view) return std::nullopt;
+  return ToRow(*view);
+}
+
+Row RowFromRollback(const RollbackEvent& event) { return ToRow(ViewOfRollback(event)); }
 
 Row RowFromScan(const CommittedRow& committed, bool with_old_value) {
   Row row;

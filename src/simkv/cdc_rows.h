@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <string_view>
 #include <vector>
 
 #include "cdcpb.pb.h"
@@ -30,6 +31,29 @@ inline constexpr size_t kEventMaxBytes = 32 * 1024;
 
 using Row = cdcpb::Event::Row;
 
+// A row as views into its source (an MVCC event or a Row): what the live
+// fan-out hands to a sink without building a Row. Valid while the source is.
+// An empty old_value is the same as none on the wire.
+struct RowView {
+  cdcpb::Event::LogType type = cdcpb::Event::UNKNOWN;
+  Row::OpType op_type = Row::UNKNOWN;
+  uint64_t start_ts = 0;
+  uint64_t commit_ts = 0;
+  std::string_view key;
+  std::string_view value;
+  std::string_view old_value;
+};
+
+// nullopt for changes that produce no row (lock-only mutations).
+std::optional<RowView> ViewOfPrewrite(const PrewriteEvent& event, bool with_old_value);
+std::optional<RowView> ViewOfCommit(const CommitEvent& event, bool with_old_value);
+RowView ViewOfRollback(const RollbackEvent& event);
+RowView ViewOfRow(const Row& row);
+// Sets every field of `row` from `view` (assigning into the row's strings, so
+// a reused row keeps its buffers).
+void FillRow(const RowView& view, Row* row);
+Row ToRow(const RowView& view);
+
 // nullopt for changes that produce no row (lock-only mutations).
 std::optional<Row> RowFromPrewrite(const PrewriteEvent& event, bool with_old_value);
 std::optional<Row> RowFromCommit(const CommitEvent& event, bool with_old_value);
@@ -40,6 +64,9 @@ Row InitializedRow();
 
 // Approximate bytes a row takes in memory and on the wire.
 size_t RowBytes(const Row& row);
+inline size_t RowBytes(const RowView& row) {
+  return row.key.size() + row.value.size() + row.old_value.size() + 32;
+}
 size_t EventBytes(const cdcpb::Event& event);
 
 // The scan output in TiKV's order (key order; a key's lock before its

@@ -16,10 +16,16 @@ namespace {
 // Feeds the stream from its sink until the sink is closed and drained, the
 // token is cancelled, or a write fails (the client is gone; the reader is
 // woken by cancelling the call).
+// The message is reused from one write to the next. While more is queued the
+// write carries the buffer hint, so gRPC may send it with the next one.
 void WriteLoop(grpc::ServerContext* context, CdcService::Stream* stream, StreamSink* sink,
                const StopToken& token) {
-  while (std::optional<cdcpb::ChangeDataEvent> message = sink->NextMessage(token)) {
-    if (!stream->Write(*message)) {
+  cdcpb::ChangeDataEvent message;
+  bool more = false;
+  while (sink->NextMessage(token, &message, &more)) {
+    grpc::WriteOptions options;
+    if (more) options.set_buffer_hint();
+    if (!stream->Write(message, options)) {
       sink->Close();
       context->TryCancel();
       return;

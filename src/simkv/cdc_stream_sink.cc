@@ -4,6 +4,18 @@
 
 namespace sluice::simkv {
 
+namespace {
+
+// Recycled row batches kept per sink, and the largest buffer worth keeping.
+constexpr size_t kMaxSpareBatches = 256;
+constexpr size_t kMaxSpareBytes = 64 << 10;
+
+}  // namespace
+
+StreamSink::~StreamSink() {
+  for (cdcpb::Event::Entries* entries : entries_pool_) delete entries;
+}
+
 StreamSink::PushResult StreamSink::Admit(size_t bytes, bool force) const {
   if (closed_) return PushResult::kClosed;
   if (!force && bytes_ + bytes > options_.max_bytes) return PushResult::kFull;
@@ -18,6 +30,7 @@ void StreamSink::Enqueue(Item item) {
 
 StreamSink::PushResult StreamSink::PushEvent(cdcpb::Event event, bool force) {
   Item item;
+  item.kind = Item::Kind::kEvent;
   item.bytes = EventBytes(event);
   item.event = std::move(event);
   MutexLock lock(&mu_);
@@ -26,29 +39,62 @@ StreamSink::PushResult StreamSink::PushEvent(cdcpb::Event event, bool force) {
   return result;
 }
 
+// static
+void StreamSink::AppendRow(const RowView& row, RowBatch* batch) {
+  PackedRow packed;
+  packed.start_ts = row.start_ts;
+  packed.commit_ts = row.commit_ts;
+  packed.key_size = static_cast<uint32_t>(row.key.size());
+  packed.value_size = static_cast<uint32_t>(row.value.size());
+  packed.old_value_size = static_cast<uint32_t>(row.old_value.size());
+  packed.type = row.type;
+  packed.op_type = row.op_type;
+  batch->rows.push_back(packed);
+  batch->bytes.append(row.key).append(row.value).append(row.old_value);
+}
+
 StreamSink::PushResult StreamSink::PushRow(uint64_t region_id, uint64_t request_id, uint64_t index,
-                                           Row row, bool force) {
-  const size_t bytes = RowBytes(row);
+                                           const RowView& row, bool force) {
   MutexLock lock(&mu_);
+  return PushRowLocked(region_id, request_id, index, row, force);
+}
+
+StreamSink::PushResult StreamSink::PushRows(uint64_t region_id, uint64_t request_id, uint64_t index,
+                                            std::span<const RowView> rows, bool force) {
+  MutexLock lock(&mu_);
+  for (const RowView& row : rows) {
+    PushResult result = PushRowLocked(region_id, request_id, index, row, force);
+    if (result != PushResult::kOk) return result;
+  }
+  return PushResult::kOk;
+}
+
+StreamSink::PushResult StreamSink::PushRowLocked(uint64_t region_id, uint64_t request_id,
+                                                 uint64_t index, const RowView& row, bool force) {
+  const size_t bytes = RowBytes(row);
   PushResult result = Admit(bytes, force);
   if (result != PushResult::kOk) return result;
   if (!items_.empty()) {
     Item& last = items_.back();
-    if (last.event && last.event->has_entries() && last.event->region_id() == region_id &&
-        last.event->request_id() == request_id && last.event->index() == index &&
+    if (last.kind == Item::Kind::kRows && last.batch.region_id == region_id &&
+        last.batch.request_id == request_id && last.batch.index == index &&
         last.bytes + bytes < kEventMaxBytes) {
-      *last.event->mutable_entries()->add_entries() = std::move(row);
+      AppendRow(row, &last.batch);
       last.bytes += bytes;
       bytes_ += bytes;
       return PushResult::kOk;
     }
   }
   Item item;
-  item.event.emplace();
-  item.event->set_region_id(region_id);
-  item.event->set_request_id(request_id);
-  item.event->set_index(index);
-  *item.event->mutable_entries()->add_entries() = std::move(row);
+  item.kind = Item::Kind::kRows;
+  if (!spare_.empty()) {
+    item.batch = std::move(spare_.back());
+    spare_.pop_back();
+  }
+  item.batch.region_id = region_id;
+  item.batch.request_id = request_id;
+  item.batch.index = index;
+  AppendRow(row, &item.batch);
   item.bytes = bytes + 32;
   Enqueue(std::move(item));
   return PushResult::kOk;
@@ -56,6 +102,7 @@ StreamSink::PushResult StreamSink::PushRow(uint64_t region_id, uint64_t request_
 
 StreamSink::PushResult StreamSink::PushResolvedTs(cdcpb::ResolvedTs resolved) {
   Item item;
+  item.kind = Item::Kind::kResolved;
   item.bytes = 32 + 8 * static_cast<size_t>(resolved.regions_size());
   item.resolved = std::move(resolved);
   MutexLock lock(&mu_);
@@ -81,33 +128,109 @@ StreamSink::Item StreamSink::PopFront() {
   return item;
 }
 
-cdcpb::ChangeDataEvent StreamSink::BuildMessage() {
-  cdcpb::ChangeDataEvent message;
-  if (!items_.front().event) {
-    *message.mutable_resolved_ts() = std::move(PopFront().resolved);
-    return message;
+void StreamSink::TakeMessageItems() {
+  taken_.clear();
+  if (items_.front().kind == Item::Kind::kResolved) {
+    taken_.push_back(PopFront());
+    return;
   }
   size_t bytes = 0;
-  while (!items_.empty() && items_.front().event &&
-         static_cast<size_t>(message.events_size()) < options_.max_events_per_message &&
+  while (!items_.empty() && items_.front().kind != Item::Kind::kResolved &&
+         taken_.size() < options_.max_events_per_message &&
          (bytes == 0 || bytes + items_.front().bytes <= options_.max_message_bytes)) {
-    Item item = PopFront();
-    bytes += item.bytes;
-    *message.add_events() = std::move(*item.event);
+    taken_.push_back(PopFront());
+    bytes += taken_.back().bytes;
   }
-  return message;
 }
 
-std::optional<cdcpb::ChangeDataEvent> StreamSink::NextMessage(const CancelToken& token) {
+void StreamSink::BuildEvent(RowBatch& batch, cdcpb::Event* event) {
+  event->set_region_id(batch.region_id);
+  event->set_request_id(batch.request_id);
+  event->set_index(batch.index);
+  cdcpb::Event::Entries* entries;
+  if (entries_pool_.empty()) {
+    entries = event->mutable_entries();
+  } else {
+    entries = entries_pool_.back();
+    entries_pool_.pop_back();
+    event->set_allocated_entries(entries);
+  }
+  const char* data = batch.bytes.data();
+  for (const PackedRow& packed : batch.rows) {
+    RowView view;
+    view.type = packed.type;
+    view.op_type = packed.op_type;
+    view.start_ts = packed.start_ts;
+    view.commit_ts = packed.commit_ts;
+    view.key = std::string_view(data, packed.key_size);
+    data += packed.key_size;
+    view.value = std::string_view(data, packed.value_size);
+    data += packed.value_size;
+    view.old_value = std::string_view(data, packed.old_value_size);
+    data += packed.old_value_size;
+    FillRow(view, entries->add_entries());
+  }
+}
+
+void StreamSink::BuildMessage(cdcpb::ChangeDataEvent* message) {
+  for (Item& item : taken_) {
+    switch (item.kind) {
+      case Item::Kind::kResolved:
+        *message->mutable_resolved_ts() = std::move(item.resolved);
+        break;
+      case Item::Kind::kEvent:
+        *message->add_events() = std::move(*item.event);
+        break;
+      case Item::Kind::kRows:
+        BuildEvent(item.batch, message->add_events());
+        break;
+    }
+  }
+}
+
+void StreamSink::Recycle(cdcpb::ChangeDataEvent* message) {
+  for (cdcpb::Event& event : *message->mutable_events()) {
+    if (!event.has_entries()) continue;
+    cdcpb::Event::Entries* entries = event.release_entries();
+    entries->Clear();  // Keeps its rows (and their buffers) for reuse.
+    entries_pool_.push_back(entries);
+  }
+  message->Clear();
+}
+
+bool StreamSink::NextMessage(const CancelToken& token, cdcpb::ChangeDataEvent* message,
+                             bool* more) {
+  Recycle(message);
   CancelCallback on_cancel(token, [this] {
     MutexLock lock(&mu_);
     not_empty_.SignalAll();
   });
+  {
+    MutexLock lock(&mu_);
+    while (items_.empty() && !closed_ && !token.cancelled()) not_empty_.Wait(&mu_);
+    if (items_.empty() || token.cancelled()) return false;
+    TakeMessageItems();
+    if (more != nullptr) *more = !items_.empty();
+    has_space_.SignalAll();
+  }
+  BuildMessage(message);
   MutexLock lock(&mu_);
-  while (items_.empty() && !closed_ && !token.cancelled()) not_empty_.Wait(&mu_);
-  if (items_.empty() || token.cancelled()) return std::nullopt;
-  cdcpb::ChangeDataEvent message = BuildMessage();
-  has_space_.SignalAll();
+  for (Item& item : taken_) {
+    if (item.kind != Item::Kind::kRows || spare_.size() >= kMaxSpareBatches ||
+        item.batch.bytes.capacity() > kMaxSpareBytes) {
+      continue;
+    }
+    item.batch.rows.clear();
+    item.batch.bytes.clear();
+    spare_.push_back(std::move(item.batch));
+  }
+  taken_.clear();
+  return true;
+}
+
+std::optional<cdcpb::ChangeDataEvent> StreamSink::NextMessage(const CancelToken& token) {
+  cdcpb::ChangeDataEvent message;
+  if (!NextMessage(token, &message)) return std::nullopt;
   return message;
 }
 

@@ -13,13 +13,20 @@
 // Messages follow TiKV's batching: up to 64 events in one message, never
 // mixed with a resolved-ts batch, which always travels alone.
 //
-// Thread-safe: any number of producers, one writer.
+// Live rows are queued as packed bytes (no Row message per row) and turned
+// into cdcpb messages by the writer, outside the producers' locks; the
+// writer reuses its message, rows and buffers from one message to the next.
+//
+// Thread-safe: any number of producers, one writer (NextMessage).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <optional>
+#include <span>
+#include <string>
+#include <vector>
 
 #include "cdcpb.pb.h"
 #include "common/cancel.h"
@@ -39,6 +46,7 @@ class StreamSink {
   enum class PushResult : uint8_t { kOk, kFull, kClosed };
 
   explicit StreamSink(StreamSinkOptions options = {}) : options_(options) {}
+  ~StreamSink();
   StreamSink(const StreamSink&) = delete;
   StreamSink& operator=(const StreamSink&) = delete;
 
@@ -47,16 +55,29 @@ class StreamSink {
   // Queues one row of (region, request, apply index). It joins the last
   // queued event when that one carries rows of the same region, request and
   // index and has room, so one MVCC batch becomes one Event as in TiKV.
-  PushResult PushRow(uint64_t region_id, uint64_t request_id, uint64_t index, Row row, bool force)
-      EXCLUDES(mu_);
+  PushResult PushRow(uint64_t region_id, uint64_t request_id, uint64_t index, const RowView& row,
+                     bool force) EXCLUDES(mu_);
+  PushResult PushRow(uint64_t region_id, uint64_t request_id, uint64_t index, const Row& row,
+                     bool force) EXCLUDES(mu_) {
+    return PushRow(region_id, request_id, index, ViewOfRow(row), force);
+  }
+  // PushRow() of each row in order, under one lock; stops at the first row
+  // that does not fit (kFull; the rows before it stay queued).
+  PushResult PushRows(uint64_t region_id, uint64_t request_id, uint64_t index,
+                      std::span<const RowView> rows, bool force) EXCLUDES(mu_);
   PushResult PushResolvedTs(cdcpb::ResolvedTs resolved) EXCLUDES(mu_);
 
   // Blocks until queued bytes are below the budget. False if the sink closed
   // or `token` was cancelled first.
   bool WaitForSpace(const CancelToken& token) EXCLUDES(mu_);
 
-  // Writer side: blocks until a message can be built. nullopt once the sink
-  // is closed and drained, or when `token` is cancelled.
+  // Writer side: blocks until a message can be built and builds it into
+  // `*message` (cleared first; pass the same message every time so that its
+  // parts are reused). False once the sink is closed and drained, or when
+  // `token` is cancelled. `*more` (optional) tells whether more is queued.
+  bool NextMessage(const CancelToken& token, cdcpb::ChangeDataEvent* message, bool* more = nullptr)
+      EXCLUDES(mu_);
+  // As above, into a new message.
   std::optional<cdcpb::ChangeDataEvent> NextMessage(const CancelToken& token) EXCLUDES(mu_);
 
   // Refuses further pushes (kClosed); NextMessage() drains what is queued.
@@ -65,16 +86,47 @@ class StreamSink {
   size_t queued_bytes() const EXCLUDES(mu_);
 
  private:
+  // A row's fields; its key, value and old value follow each other in the
+  // batch's bytes.
+  struct PackedRow {
+    uint64_t start_ts = 0;
+    uint64_t commit_ts = 0;
+    uint32_t key_size = 0;
+    uint32_t value_size = 0;
+    uint32_t old_value_size = 0;
+    cdcpb::Event::LogType type = cdcpb::Event::UNKNOWN;
+    Row::OpType op_type = Row::UNKNOWN;
+  };
+  // Live rows of one (region, request, index): one Event on the wire.
+  struct RowBatch {
+    uint64_t region_id = 0;
+    uint64_t request_id = 0;
+    uint64_t index = 0;
+    std::vector<PackedRow> rows;
+    std::string bytes;
+  };
   struct Item {
-    std::optional<cdcpb::Event> event;  // Set for events, unset for resolved ts.
-    cdcpb::ResolvedTs resolved;
+    enum class Kind : uint8_t { kRows, kEvent, kResolved };
+    Kind kind = Kind::kEvent;
+    RowBatch batch;                     // kRows.
+    std::optional<cdcpb::Event> event;  // kEvent.
+    cdcpb::ResolvedTs resolved;         // kResolved.
     size_t bytes = 0;
   };
 
   PushResult Admit(size_t bytes, bool force) const REQUIRES(mu_);
+  PushResult PushRowLocked(uint64_t region_id, uint64_t request_id, uint64_t index,
+                           const RowView& row, bool force) REQUIRES(mu_);
   void Enqueue(Item item) REQUIRES(mu_);
   Item PopFront() REQUIRES(mu_);
-  cdcpb::ChangeDataEvent BuildMessage() REQUIRES(mu_);
+  // Moves the items of the next message to taken_.
+  void TakeMessageItems() REQUIRES(mu_);
+  static void AppendRow(const RowView& row, RowBatch* batch);
+  // Writer only: builds *message from taken_, reusing pooled Entries.
+  void BuildMessage(cdcpb::ChangeDataEvent* message);
+  void BuildEvent(RowBatch& batch, cdcpb::Event* event);
+  // Writer only: keeps the Entries of a sent message for reuse, then clears it.
+  void Recycle(cdcpb::ChangeDataEvent* message);
 
   const StreamSinkOptions options_;
   mutable Mutex mu_;
@@ -83,6 +135,11 @@ class StreamSink {
   std::deque<Item> items_ GUARDED_BY(mu_);
   size_t bytes_ GUARDED_BY(mu_) = 0;
   bool closed_ GUARDED_BY(mu_) = false;
+  // Buffers of sent row batches, handed to new batches.
+  std::vector<RowBatch> spare_ GUARDED_BY(mu_);
+  // Writer-only state (one writer at a time).
+  std::vector<Item> taken_;
+  std::vector<cdcpb::Event::Entries*> entries_pool_;
 };
 
 }  // namespace sluice::simkv

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <limits>
+#include <string>
+#include <vector>
 
 #include "simkv/cdc_request_validator.h"
 #include "simkv/cdc_rows.h"
@@ -101,6 +103,62 @@ TEST(StreamSinkTest, BudgetRefusesUnforcedPushesOnly) {
   EXPECT_FALSE(sink.WaitForSpace(cancel.token()));
   ASSERT_TRUE(sink.NextMessage(CancelToken()).has_value());
   EXPECT_TRUE(sink.WaitForSpace(CancelToken()));
+}
+
+TEST(StreamSinkTest, ReusedMessageCarriesOnlyTheNextEvents) {
+  StreamSinkOptions options;
+  options.max_events_per_message = 2;
+  StreamSink sink(options);
+  std::vector<RowView> rows(2);
+  rows[0].type = cdcpb::Event::PREWRITE;
+  rows[0].key = "k1";
+  rows[0].value = "a long value that fills the buffer";
+  rows[0].old_value = "old";
+  rows[1].type = cdcpb::Event::COMMIT;
+  rows[1].key = "k2";
+  rows[1].commit_ts = 9;
+  ASSERT_EQ(sink.PushRow(1, 7, 10, TestRow("b", 1), false), StreamSink::PushResult::kOk);
+  ASSERT_EQ(sink.PushRows(1, 7, 11, rows, false), StreamSink::PushResult::kOk);
+  ASSERT_EQ(sink.PushRow(1, 7, 12, TestRow("c", 2), false), StreamSink::PushResult::kOk);
+  cdcpb::ChangeDataEvent message;
+  bool more = false;
+  ASSERT_TRUE(sink.NextMessage(CancelToken(), &message, &more));
+  EXPECT_TRUE(more);
+  ASSERT_EQ(message.events_size(), 2);
+  EXPECT_EQ(message.events(0).entries().entries(0).key(), "b");
+  const cdcpb::Event::Entries& first = message.events(1).entries();
+  ASSERT_EQ(first.entries_size(), 2);
+  EXPECT_EQ(first.entries(0).value(), "a long value that fills the buffer");
+  EXPECT_EQ(first.entries(0).old_value(), "old");
+  EXPECT_EQ(first.entries(1).key(), "k2");
+  EXPECT_EQ(first.entries(1).commit_ts(), 9u);
+  EXPECT_EQ(first.entries(1).value(), "");
+  // The next message reuses the parts of this one: nothing of it may remain.
+  ASSERT_TRUE(sink.NextMessage(CancelToken(), &message, &more));
+  EXPECT_FALSE(more);
+  ASSERT_EQ(message.events_size(), 1);
+  EXPECT_EQ(message.events(0).index(), 12u);
+  ASSERT_EQ(message.events(0).entries().entries_size(), 1);
+  EXPECT_EQ(message.events(0).entries().entries(0).key(), "c");
+  EXPECT_EQ(message.events(0).entries().entries(0).value(), "vv");
+  EXPECT_EQ(message.events(0).entries().entries(0).old_value(), "");
+}
+
+TEST(StreamSinkTest, PushRowsStopsAtTheFirstRowThatDoesNotFit) {
+  StreamSinkOptions options;
+  options.max_bytes = 200;
+  StreamSink sink(options);
+  std::string big(100, 'v');
+  std::vector<RowView> rows(3);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    rows[i].type = cdcpb::Event::PREWRITE;
+    rows[i].key = "k";
+    rows[i].value = big;
+  }
+  EXPECT_EQ(sink.PushRows(1, 1, 1, rows, false), StreamSink::PushResult::kFull);
+  auto message = sink.NextMessage(CancelToken());
+  ASSERT_TRUE(message.has_value());
+  EXPECT_EQ(message->events(0).entries().entries_size(), 1);
 }
 
 TEST(ServiceSafePointsTest, MinimumIncludesTheGcWorker) {

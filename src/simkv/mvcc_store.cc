@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <iterator>
-#include <set>
 #include <utility>
 
 namespace sluice::simkv {
@@ -20,22 +19,39 @@ TxnError MakeError(TxnErrorKind kind, std::string_view key, std::string detail =
 Ts Before(Ts ts) { return Ts(ts.value() - 1); }
 
 // Rejects empty and duplicated key lists; `key_of` maps an element to its key.
+// Short lists (the common case) are compared pairwise without allocating.
 template <typename T, typename KeyOf>
-std::optional<TxnError> CheckKeyList(const std::vector<T>& items, KeyOf key_of) {
+std::optional<TxnError> CheckKeyList(std::span<const T> items, KeyOf key_of) {
+  constexpr size_t kPairwiseMax = 32;
   if (items.empty()) return MakeError(TxnErrorKind::kInvalidArgument, {}, "no keys");
-  std::set<std::string_view> seen;
-  for (const T& item : items) {
-    if (!seen.insert(key_of(item)).second) {
-      return MakeError(TxnErrorKind::kInvalidArgument, key_of(item), "duplicate key");
+  if (items.size() <= kPairwiseMax) {
+    for (size_t i = 1; i < items.size(); ++i) {
+      for (size_t j = 0; j < i; ++j) {
+        if (key_of(items[i]) == key_of(items[j])) {
+          return MakeError(TxnErrorKind::kInvalidArgument, key_of(items[i]), "duplicate key");
+        }
+      }
     }
+    return std::nullopt;
   }
+  std::vector<std::string_view> sorted;
+  sorted.reserve(items.size());
+  for (const T& item : items) sorted.push_back(key_of(item));
+  std::sort(sorted.begin(), sorted.end());
+  auto dup = std::adjacent_find(sorted.begin(), sorted.end());
+  if (dup != sorted.end()) return MakeError(TxnErrorKind::kInvalidArgument, *dup, "duplicate key");
   return std::nullopt;
 }
 
 std::string_view MutationKey(const Mutation& m) { return m.key; }
 std::string_view PlainKey(const std::string& k) { return k; }
+std::string_view ViewKey(std::string_view k) { return k; }
 
 }  // namespace
+
+void MvccStore::NotifyApplied() {
+  for (MvccObserver* observer : observers_) observer->OnApplied(applied_index_);
+}
 
 void MvccStore::AddObserver(MvccObserver* observer) {
   MutexLock lock(&mu_);
@@ -48,37 +64,48 @@ void MvccStore::RemoveObserver(MvccObserver* observer) {
 }
 
 // static
+MvccStore::Versions::const_iterator MvccStore::FirstAfter(const Versions& writes, Ts ts) {
+  // Most lookups are for the newest records: check the back before searching.
+  if (writes.empty() || writes.back().commit_ts <= ts) return writes.end();
+  return std::upper_bound(writes.begin(), writes.end(), ts,
+                          [](Ts t, const WriteRecord& w) { return t < w.commit_ts; });
+}
+
+// static
+bool MvccStore::HasWriteAt(const Versions& writes, Ts commit_ts) {
+  auto it = FirstAfter(writes, commit_ts);
+  return it != writes.begin() && std::prev(it)->commit_ts == commit_ts;
+}
+
+// static
 std::optional<std::string_view> MvccStore::ValueAt(const Versions& writes, Ts ts) {
-  // Newest-first order: lower_bound finds the first record with commit_ts <= ts.
-  for (auto it = writes.lower_bound(ts); it != writes.end(); ++it) {
-    if (it->second.kind == WriteKind::kPut) return std::string_view(it->second.value);
-    if (it->second.kind == WriteKind::kDelete) return std::nullopt;
+  // Walks back from the newest record with commit_ts <= ts.
+  for (auto it = FirstAfter(writes, ts); it != writes.begin();) {
+    --it;
+    if (it->kind == WriteKind::kPut) return std::string_view(it->value);
+    if (it->kind == WriteKind::kDelete) return std::nullopt;
   }
   return std::nullopt;
 }
 
 // static
-const MvccStore::WriteRecord* MvccStore::FindOwnRecord(const Versions& writes, Ts start_ts,
-                                                       Ts* commit_ts) {
+const MvccStore::WriteRecord* MvccStore::FindOwnRecord(const Versions& writes, Ts start_ts) {
   // A transaction's records all have commit_ts >= start_ts (rollbacks: equal).
-  for (auto it = writes.begin(); it != writes.end() && it->first >= start_ts; ++it) {
-    if (it->second.start_ts == start_ts) {
-      *commit_ts = it->first;
-      return &it->second;
-    }
+  for (auto it = writes.rbegin(); it != writes.rend() && it->commit_ts >= start_ts; ++it) {
+    if (it->start_ts == start_ts) return &*it;
   }
   return nullptr;
 }
 
 // static
 LockInfo MvccStore::ToLockInfo(std::string_view key, const StoredLock& lock) {
-  return LockInfo{std::string(key), lock.primary, lock.start_ts,     lock.op,
-                  lock.value,       lock.ttl_ms,  lock.min_commit_ts};
+  return LockInfo{std::string(key), *lock.primary, lock.start_ts,     lock.op,
+                  lock.value,       lock.ttl_ms,   lock.min_commit_ts};
 }
 
 // static
-bool MvccStore::ReadBlockedBy(const std::optional<StoredLock>& lock, Ts ts) {
-  return lock.has_value() && lock->op != MutationOp::kLock && lock->start_ts <= ts;
+bool MvccStore::ReadBlockedBy(const std::unique_ptr<StoredLock>& lock, Ts ts) {
+  return lock != nullptr && lock->op != MutationOp::kLock && lock->start_ts <= ts;
 }
 
 const MvccStore::KeyEntry* MvccStore::FindEntry(std::string_view key) const {
@@ -86,52 +113,83 @@ const MvccStore::KeyEntry* MvccStore::FindEntry(std::string_view key) const {
   return it == keys_.end() ? nullptr : &it->second;
 }
 
+MvccStore::Node* MvccStore::FindNode(std::string_view key) {
+  auto it = keys_.find(key);
+  return it == keys_.end() ? nullptr : &*it;
+}
+
+MvccStore::Node& MvccStore::Insert(std::string_view key) {
+  Node& node = *keys_.emplace(std::string(key), KeyEntry{}).first;
+  new_keys_.push_back(&node);
+  return node;
+}
+
+MvccStore::Node& MvccStore::Upsert(std::string_view key) {
+  Node* node = FindNode(key);
+  return node != nullptr ? *node : Insert(key);
+}
+
+// static
+bool MvccStore::AnyToApply(const std::vector<Target>& targets) {
+  return std::any_of(targets.begin(), targets.end(), [](const Target& t) { return t.apply; });
+}
+
+void MvccStore::SortNewKeys() const {
+  if (new_keys_.empty()) return;
+  auto by_key = [](const Node* a, const Node* b) { return a->first < b->first; };
+  std::sort(new_keys_.begin(), new_keys_.end(), by_key);
+  size_t old_size = ordered_.size();
+  ordered_.insert(ordered_.end(), new_keys_.begin(), new_keys_.end());
+  std::inplace_merge(ordered_.begin(), ordered_.begin() + old_size, ordered_.end(), by_key);
+  new_keys_.clear();
+}
+
 template <typename Fn>
 void MvccStore::ForRange(std::string_view start, std::string_view end, Fn&& fn) const {
-  for (auto it = keys_.lower_bound(start); it != keys_.end(); ++it) {
-    if (!end.empty() && it->first.compare(end) >= 0) break;
-    if (!fn(it->first, it->second)) break;
+  SortNewKeys();
+  auto it = std::lower_bound(ordered_.begin(), ordered_.end(), start,
+                             [](const Node* node, std::string_view k) { return node->first < k; });
+  for (; it != ordered_.end(); ++it) {
+    const Node& node = **it;
+    if (!end.empty() && node.first.compare(end) >= 0) break;
+    if (!fn(node.first, node.second)) break;
   }
 }
 
-TxnResult<MvccStore::Check> MvccStore::CheckWrite(std::string_view key, Ts start_ts) const {
-  const KeyEntry* entry = FindEntry(key);
+TxnResult<MvccStore::Check> MvccStore::CheckWrite(std::string_view key, const KeyEntry* entry,
+                                                  Ts start_ts) const {
   if (entry == nullptr) return Check::kApply;
-  if (entry->lock.has_value()) {
+  if (entry->lock != nullptr) {
     if (entry->lock->start_ts == start_ts) return Check::kSkip;  // Retried prewrite.
     TxnError error = MakeError(TxnErrorKind::kKeyIsLocked, key);
     error.lock = ToLockInfo(key, *entry->lock);
     return error;
   }
-  Ts own_commit_ts;
-  if (const WriteRecord* own = FindOwnRecord(entry->writes, start_ts, &own_commit_ts)) {
+  if (const WriteRecord* own = FindOwnRecord(entry->writes, start_ts)) {
     if (own->kind == WriteKind::kRollback) return MakeError(TxnErrorKind::kTxnRolledBack, key);
     return Check::kSkip;  // Already committed by this transaction.
   }
-  if (!entry->writes.empty() && entry->writes.begin()->first >= start_ts) {
+  if (!entry->writes.empty() && entry->writes.back().commit_ts >= start_ts) {
     TxnError error = MakeError(TxnErrorKind::kWriteConflict, key);
-    error.conflict_commit_ts = entry->writes.begin()->first;
-    error.conflict_start_ts = entry->writes.begin()->second.start_ts;
+    error.conflict_commit_ts = entry->writes.back().commit_ts;
+    error.conflict_start_ts = entry->writes.back().start_ts;
     return error;
   }
   return Check::kApply;
 }
 
-TxnResult<MvccStore::Check> MvccStore::CheckCommit(std::string_view key, Ts start_ts,
-                                                   Ts commit_ts) const {
-  const KeyEntry* entry = FindEntry(key);
-  if (entry != nullptr && entry->lock.has_value() && entry->lock->start_ts == start_ts) {
+TxnResult<MvccStore::Check> MvccStore::CheckCommit(std::string_view key, const KeyEntry* entry,
+                                                   Ts start_ts, Ts commit_ts) const {
+  if (entry != nullptr && entry->lock != nullptr && entry->lock->start_ts == start_ts) {
     if (commit_ts < entry->lock->min_commit_ts) {
       return MakeError(TxnErrorKind::kCommitTsExpired, key);
     }
-    if (entry->writes.contains(commit_ts)) {
+    if (HasWriteAt(entry->writes, commit_ts)) {
       return MakeError(TxnErrorKind::kInvalidArgument, key, "a write exists at commit_ts");
     }
     return Check::kApply;
   }
-  Ts own_commit_ts;
-  const WriteRecord* own =
-      entry == nullptr ? nullptr : FindOwnRecord(entry->writes, start_ts, &own_commit_ts);
+  const WriteRecord* own = entry == nullptr ? nullptr : FindOwnRecord(entry->writes, start_ts);
   if (own == nullptr) return MakeError(TxnErrorKind::kTxnLockNotFound, key);
   if (own->kind == WriteKind::kRollback) return MakeError(TxnErrorKind::kTxnRolledBack, key);
   return Check::kSkip;  // Already committed (e.g. a secondary resolved by a reader).
@@ -140,30 +198,32 @@ TxnResult<MvccStore::Check> MvccStore::CheckCommit(std::string_view key, Ts star
 TxnResult<MvccStore::Check> MvccStore::CheckRollback(std::string_view key, Ts start_ts) const {
   const KeyEntry* entry = FindEntry(key);
   if (entry == nullptr) return Check::kApply;
-  if (entry->lock.has_value() && entry->lock->start_ts == start_ts) return Check::kApply;
-  Ts own_commit_ts;
-  if (const WriteRecord* own = FindOwnRecord(entry->writes, start_ts, &own_commit_ts)) {
+  if (entry->lock != nullptr && entry->lock->start_ts == start_ts) return Check::kApply;
+  if (const WriteRecord* own = FindOwnRecord(entry->writes, start_ts)) {
     if (own->kind == WriteKind::kRollback) return Check::kSkip;
     return MakeError(TxnErrorKind::kAlreadyCommitted, key);
   }
   // Another transaction committed exactly at start_ts: that record already
   // refuses a late prewrite, so no rollback record is needed.
-  if (entry->writes.contains(start_ts)) return Check::kSkip;
+  if (HasWriteAt(entry->writes, start_ts)) return Check::kSkip;
   return Check::kApply;
 }
 
 TxnStatus MvccStore::ValidateMutations(const std::vector<Mutation>& mutations, Ts start_ts,
-                                       std::vector<bool>* apply) const {
-  if (auto error = CheckKeyList(mutations, MutationKey)) return *std::move(error);
+                                       std::vector<Target>* targets) {
+  if (auto error = CheckKeyList(std::span<const Mutation>(mutations), MutationKey)) {
+    return *std::move(error);
+  }
   if (start_ts <= gc_safe_point_) {
     return MakeError(TxnErrorKind::kBelowGcSafePoint, {},
                      "start_ts " + std::to_string(start_ts.value()));
   }
-  apply->clear();
+  targets->clear();
   for (const Mutation& m : mutations) {
-    TxnResult<Check> check = CheckWrite(m.key, start_ts);
+    Node* node = FindNode(m.key);
+    TxnResult<Check> check = CheckWrite(m.key, node == nullptr ? nullptr : &node->second, start_ts);
     if (!check.ok()) return check.error();
-    apply->push_back(check.value() == Check::kApply);
+    targets->push_back(Target{node, check.value() == Check::kApply});
   }
   return {};
 }
@@ -172,67 +232,84 @@ TxnStatus MvccStore::Prewrite(const std::vector<Mutation>& mutations, std::strin
                               Ts start_ts, uint64_t lock_ttl_ms) {
   if (primary.empty()) return MakeError(TxnErrorKind::kInvalidArgument, {}, "empty primary");
   MutexLock lock(&mu_);
-  std::vector<bool> apply;
-  TxnStatus status = ValidateMutations(mutations, start_ts, &apply);
+  std::vector<Target>& targets = targets_;
+  TxnStatus status = ValidateMutations(mutations, start_ts, &targets);
   if (!status.ok()) return status;
-  if (std::none_of(apply.begin(), apply.end(), [](bool b) { return b; })) return {};
+  if (!AnyToApply(targets)) return {};
   ++applied_index_;
+  auto shared_primary = std::make_shared<const std::string>(primary);
   for (size_t i = 0; i < mutations.size(); ++i) {
-    if (apply[i]) ApplyPrewrite(mutations[i], primary, start_ts, lock_ttl_ms);
+    if (!targets[i].apply) continue;
+    Node& node = targets[i].node != nullptr ? *targets[i].node : Insert(mutations[i].key);
+    ApplyPrewrite(node, mutations[i], shared_primary, start_ts, lock_ttl_ms);
   }
+  NotifyApplied();
   return {};
 }
 
-void MvccStore::ApplyPrewrite(const Mutation& m, std::string_view primary, Ts start_ts,
+void MvccStore::ApplyPrewrite(Node& node, const Mutation& m,
+                              const std::shared_ptr<const std::string>& primary, Ts start_ts,
                               uint64_t ttl_ms) {
-  auto [it, inserted] = keys_.try_emplace(m.key);
-  KeyEntry& entry = it->second;
+  KeyEntry& entry = node.second;
   std::string value = m.op == MutationOp::kPut ? m.value : std::string();
-  entry.lock = StoredLock{std::string(primary), start_ts, m.op,
-                          std::move(value),     ttl_ms,   Ts(start_ts.value() + 1)};
-  PrewriteEvent event{applied_index_, it->first,         entry.lock->primary,          start_ts,
+  entry.lock = std::make_unique<StoredLock>(
+      StoredLock{primary, start_ts, m.op, std::move(value), ttl_ms, Ts(start_ts.value() + 1)});
+  locked_.insert_or_assign(std::string_view(node.first), entry.lock.get());
+  PrewriteEvent event{applied_index_, node.first,        *entry.lock->primary,         start_ts,
                       m.op,           entry.lock->value, ValueAt(entry.writes, kMaxTs)};
   for (MvccObserver* observer : observers_) observer->OnPrewrite(event);
 }
 
 TxnStatus MvccStore::Commit(const std::vector<std::string>& keys, Ts start_ts, Ts commit_ts) {
-  if (auto error = CheckKeyList(keys, PlainKey)) return *std::move(error);
+  std::vector<std::string_view> views(keys.begin(), keys.end());
+  return Commit(std::span<const std::string_view>(views), start_ts, commit_ts);
+}
+
+TxnStatus MvccStore::Commit(std::span<const std::string_view> keys, Ts start_ts, Ts commit_ts) {
+  if (auto error = CheckKeyList(keys, ViewKey)) return *std::move(error);
   if (commit_ts <= start_ts) {
     return MakeError(TxnErrorKind::kInvalidArgument, {}, "commit_ts must exceed start_ts");
   }
   MutexLock lock(&mu_);
   if (commit_ts <= gc_safe_point_) return MakeError(TxnErrorKind::kBelowGcSafePoint, {});
-  std::vector<bool> apply;
-  for (const std::string& key : keys) {
-    TxnResult<Check> check = CheckCommit(key, start_ts, commit_ts);
+  std::vector<Target>& targets = targets_;
+  targets.clear();
+  for (std::string_view key : keys) {
+    Node* node = FindNode(key);
+    TxnResult<Check> check =
+        CheckCommit(key, node == nullptr ? nullptr : &node->second, start_ts, commit_ts);
     if (!check.ok()) return check.error();
-    apply.push_back(check.value() == Check::kApply);
+    targets.push_back(Target{node, check.value() == Check::kApply});
   }
-  if (std::none_of(apply.begin(), apply.end(), [](bool b) { return b; })) return {};
+  if (!AnyToApply(targets)) return {};
   ++applied_index_;
-  for (size_t i = 0; i < keys.size(); ++i) {
-    if (!apply[i]) continue;
-    auto it = keys_.find(keys[i]);
-    StoredLock taken = std::move(*it->second.lock);
-    it->second.lock.reset();
-    ApplyCommit(it->second, it->first, start_ts, commit_ts, WriteKindOf(taken.op),
-                std::move(taken.value), /*one_pc=*/false);
+  for (const Target& target : targets) {
+    if (!target.apply) continue;
+    Node& node = *target.node;
+    std::unique_ptr<StoredLock> taken = std::move(node.second.lock);
+    locked_.erase(std::string_view(node.first));
+    ApplyCommit(node.second, node.first, start_ts, commit_ts, WriteKindOf(taken->op),
+                std::move(taken->value), /*one_pc=*/false);
   }
+  NotifyApplied();
   return {};
 }
 
 void MvccStore::ApplyCommit(KeyEntry& entry, std::string_view key, Ts start_ts, Ts commit_ts,
                             WriteKind kind, std::string value, bool one_pc) {
+  // Callers checked that no record exists at commit_ts; commits append.
+  auto pos = FirstAfter(entry.writes, commit_ts);
+  auto wit = entry.writes.insert(pos, WriteRecord{commit_ts, start_ts, kind, std::move(value)});
+  // Read after the insert: it may have moved the older records.
   std::optional<std::string_view> old_value = ValueAt(entry.writes, Before(commit_ts));
-  auto [wit, inserted] =
-      entry.writes.emplace(commit_ts, WriteRecord{start_ts, kind, std::move(value)});
-  CommitEvent event{applied_index_,    key,       start_ts, commit_ts, kind,
-                    wit->second.value, old_value, one_pc};
+  CommitEvent event{applied_index_, key, start_ts, commit_ts, kind, wit->value, old_value, one_pc};
   for (MvccObserver* observer : observers_) observer->OnCommit(event);
 }
 
 TxnStatus MvccStore::Rollback(const std::vector<std::string>& keys, Ts start_ts) {
-  if (auto error = CheckKeyList(keys, PlainKey)) return *std::move(error);
+  if (auto error = CheckKeyList(std::span<const std::string>(keys), PlainKey)) {
+    return *std::move(error);
+  }
   MutexLock lock(&mu_);
   std::vector<bool> apply;
   for (const std::string& key : keys) {
@@ -245,20 +322,23 @@ TxnStatus MvccStore::Rollback(const std::vector<std::string>& keys, Ts start_ts)
   for (size_t i = 0; i < keys.size(); ++i) {
     if (apply[i]) ApplyRollback(keys[i], start_ts);
   }
+  NotifyApplied();
   return {};
 }
 
 void MvccStore::ApplyRollback(std::string_view key, Ts start_ts) {
-  auto [it, inserted] = keys_.try_emplace(std::string(key));
-  KeyEntry& entry = it->second;
-  RollbackEvent event{applied_index_, it->first, start_ts};
-  if (entry.lock.has_value() && entry.lock->start_ts == start_ts) {
+  Node& node = Upsert(key);
+  KeyEntry& entry = node.second;
+  RollbackEvent event{applied_index_, node.first, start_ts};
+  if (entry.lock != nullptr && entry.lock->start_ts == start_ts) {
     event.removed_lock = true;
     event.lock_op = entry.lock->op;
     entry.lock.reset();
+    locked_.erase(std::string_view(node.first));
   }
-  if (!entry.writes.contains(start_ts)) {
-    entry.writes.emplace(start_ts, WriteRecord{start_ts, WriteKind::kRollback, {}});
+  if (!HasWriteAt(entry.writes, start_ts)) {
+    entry.writes.insert(FirstAfter(entry.writes, start_ts),
+                        WriteRecord{start_ts, start_ts, WriteKind::kRollback, {}});
   }
   for (MvccObserver* observer : observers_) observer->OnRollback(event);
 }
@@ -269,26 +349,27 @@ TxnStatus MvccStore::CommitOnePc(const std::vector<Mutation>& mutations, Ts star
     return MakeError(TxnErrorKind::kInvalidArgument, {}, "commit_ts must exceed start_ts");
   }
   MutexLock lock(&mu_);
-  std::vector<bool> apply;
-  TxnStatus status = ValidateMutations(mutations, start_ts, &apply);
+  std::vector<Target>& targets = targets_;
+  TxnStatus status = ValidateMutations(mutations, start_ts, &targets);
   if (!status.ok()) return status;
   for (size_t i = 0; i < mutations.size(); ++i) {
-    const KeyEntry* entry = FindEntry(mutations[i].key);
-    if (apply[i] && entry != nullptr && entry->writes.contains(commit_ts)) {
+    const Node* node = targets[i].node;
+    if (targets[i].apply && node != nullptr && HasWriteAt(node->second.writes, commit_ts)) {
       return MakeError(TxnErrorKind::kInvalidArgument, mutations[i].key,
                        "a write exists at commit_ts");
     }
   }
-  if (std::none_of(apply.begin(), apply.end(), [](bool b) { return b; })) return {};
+  if (!AnyToApply(targets)) return {};
   ++applied_index_;
   for (size_t i = 0; i < mutations.size(); ++i) {
-    if (!apply[i]) continue;
+    if (!targets[i].apply) continue;
     const Mutation& m = mutations[i];
-    auto [it, inserted] = keys_.try_emplace(m.key);
+    Node& node = targets[i].node != nullptr ? *targets[i].node : Insert(m.key);
     std::string value = m.op == MutationOp::kPut ? m.value : std::string();
-    ApplyCommit(it->second, it->first, start_ts, commit_ts, WriteKindOf(m.op), std::move(value),
+    ApplyCommit(node.second, node.first, start_ts, commit_ts, WriteKindOf(m.op), std::move(value),
                 /*one_pc=*/true);
   }
+  NotifyApplied();
   return {};
 }
 
@@ -339,21 +420,20 @@ Result<CommittedScan> MvccStore::ScanCommitted(std::string_view start, std::stri
   CommittedScan scan;
   scan.applied_index = applied_index_;
   ForRange(start, end, [&](const std::string& key, const KeyEntry& entry) {
-    if (entry.lock.has_value() && entry.lock->op != MutationOp::kLock) {
+    if (entry.lock != nullptr && entry.lock->op != MutationOp::kLock) {
       std::optional<std::string_view> old = ValueAt(entry.writes, kMaxTs);
       scan.prewrites.push_back(PrewriteRow{ToLockInfo(key, *entry.lock),
                                            old ? std::optional<std::string>(*old) : std::nullopt});
     }
     if (after_ts >= snapshot_ts) return true;
     // Records with after_ts < commit_ts <= snapshot_ts, walked oldest first.
-    auto newest = entry.writes.lower_bound(snapshot_ts);
-    auto oldest = entry.writes.lower_bound(after_ts);
+    auto oldest = FirstAfter(entry.writes, after_ts);
+    auto newest_end = FirstAfter(entry.writes, snapshot_ts);
     std::optional<std::string_view> old = ValueAt(entry.writes, after_ts);
-    for (auto it = std::make_reverse_iterator(oldest); it != std::make_reverse_iterator(newest);
-         ++it) {
-      const WriteRecord& w = it->second;
+    for (auto it = oldest; it != newest_end; ++it) {
+      const WriteRecord& w = *it;
       if (w.kind != WriteKind::kPut && w.kind != WriteKind::kDelete) continue;
-      scan.rows.push_back(CommittedRow{key, w.start_ts, it->first, w.kind, w.value,
+      scan.rows.push_back(CommittedRow{key, w.start_ts, w.commit_ts, w.kind, w.value,
                                        old ? std::optional<std::string>(*old) : std::nullopt});
       old = w.kind == WriteKind::kPut ? std::optional<std::string_view>(w.value) : std::nullopt;
     }
@@ -365,22 +445,20 @@ Result<CommittedScan> MvccStore::ScanCommitted(std::string_view start, std::stri
 std::optional<Ts> MvccStore::MinLockStartTs(std::string_view start, std::string_view end) const {
   MutexLock lock(&mu_);
   std::optional<Ts> min_ts;
-  ForRange(start, end, [&](const std::string&, const KeyEntry& entry) {
-    if (entry.lock.has_value() && (!min_ts || entry.lock->start_ts < *min_ts)) {
-      min_ts = entry.lock->start_ts;
-    }
-    return true;
-  });
+  for (auto it = locked_.lower_bound(start); it != locked_.end(); ++it) {
+    if (!end.empty() && it->first >= end) break;
+    if (!min_ts || it->second->start_ts < *min_ts) min_ts = it->second->start_ts;
+  }
   return min_ts;
 }
 
 std::vector<LockInfo> MvccStore::Locks(std::string_view start, std::string_view end) const {
   MutexLock lock(&mu_);
   std::vector<LockInfo> out;
-  ForRange(start, end, [&](const std::string& key, const KeyEntry& entry) {
-    if (entry.lock.has_value()) out.push_back(ToLockInfo(key, *entry.lock));
-    return true;
-  });
+  for (auto it = locked_.lower_bound(start); it != locked_.end(); ++it) {
+    if (!end.empty() && it->first >= end) break;
+    out.push_back(ToLockInfo(it->first, *it->second));
+  }
   return out;
 }
 
@@ -389,41 +467,41 @@ TxnState MvccStore::CheckTxn(std::string_view primary, Ts start_ts) const {
   TxnState state;
   const KeyEntry* entry = FindEntry(primary);
   if (entry == nullptr) return state;
-  if (entry->lock.has_value() && entry->lock->start_ts == start_ts) {
+  if (entry->lock != nullptr && entry->lock->start_ts == start_ts) {
     state.kind = TxnState::Kind::kLocked;
     state.lock = ToLockInfo(primary, *entry->lock);
     return state;
   }
-  Ts commit_ts;
-  if (const WriteRecord* own = FindOwnRecord(entry->writes, start_ts, &commit_ts)) {
+  if (const WriteRecord* own = FindOwnRecord(entry->writes, start_ts)) {
     bool rolled_back = own->kind == WriteKind::kRollback;
     state.kind = rolled_back ? TxnState::Kind::kRolledBack : TxnState::Kind::kCommitted;
-    if (!rolled_back) state.commit_ts = commit_ts;
+    if (!rolled_back) state.commit_ts = own->commit_ts;
   }
   return state;
 }
 
 // static
 size_t MvccStore::GcKey(Versions& writes, Ts safe_point) {
-  auto first = writes.lower_bound(safe_point);  // Newest record <= safe_point.
-  auto keep = writes.end();
-  for (auto it = first; it != writes.end(); ++it) {
-    if (it->second.kind == WriteKind::kPut) {
-      keep = it;
+  // Records [0, first) are at or below the safe point; the newest put among
+  // them stays unless a delete hides it.
+  const size_t first = static_cast<size_t>(FirstAfter(writes, safe_point) - writes.begin());
+  std::optional<size_t> keep;
+  for (size_t i = first; i > 0; --i) {
+    WriteKind kind = writes[i - 1].kind;
+    if (kind == WriteKind::kPut) {
+      keep = i - 1;
       break;
     }
-    if (it->second.kind == WriteKind::kDelete) break;  // Nothing visible below.
+    if (kind == WriteKind::kDelete) break;  // Nothing visible below.
   }
-  size_t removed = 0;
-  for (auto it = first; it != writes.end();) {
-    if (it == keep) {
-      ++it;
-      continue;
-    }
-    it = writes.erase(it);
-    ++removed;
+  size_t erase_from = 0;
+  if (keep.has_value()) {
+    if (*keep != 0) writes[0] = std::move(writes[*keep]);
+    erase_from = 1;
   }
-  return removed;
+  writes.erase(writes.begin() + static_cast<ptrdiff_t>(erase_from),
+               writes.begin() + static_cast<ptrdiff_t>(first));
+  return first - erase_from;
 }
 
 GcStats MvccStore::Gc(Ts safe_point) {
@@ -431,15 +509,13 @@ GcStats MvccStore::Gc(Ts safe_point) {
   GcStats stats;
   if (safe_point <= gc_safe_point_) return stats;
   gc_safe_point_ = safe_point;
-  for (auto it = keys_.begin(); it != keys_.end();) {
-    stats.removed_versions += GcKey(it->second.writes, safe_point);
-    if (!it->second.lock.has_value() && it->second.writes.empty()) {
-      it = keys_.erase(it);
-      ++stats.removed_keys;
-    } else {
-      ++it;
-    }
-  }
+  for (Node& node : keys_) stats.removed_versions += GcKey(node.second.writes, safe_point);
+  auto gone = [](const Node* node) {
+    return node->second.lock == nullptr && node->second.writes.empty();
+  };
+  SortNewKeys();
+  std::erase_if(ordered_, gone);
+  stats.removed_keys = std::erase_if(keys_, [&](const Node& node) { return gone(&node); });
   return stats;
 }
 
@@ -459,7 +535,7 @@ MvccStats MvccStore::Stats() const {
   stats.keys = keys_.size();
   for (const auto& [key, entry] : keys_) {
     stats.versions += entry.writes.size();
-    if (entry.lock.has_value()) ++stats.locks;
+    if (entry.lock != nullptr) ++stats.locks;
   }
   return stats;
 }

@@ -14,9 +14,12 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "common/status.h"
@@ -29,7 +32,7 @@ namespace sluice::simkv {
 inline constexpr Ts kMaxTs{std::numeric_limits<uint64_t>::max()};
 
 // Events handed to observers. The views point into the store and are valid
-// only for the duration of the callback; copy what you keep.
+// until the OnApplied() call that ends their batch returns; copy what you keep.
 struct PrewriteEvent {
   uint64_t apply_index = 0;
   std::string_view key;
@@ -66,6 +69,8 @@ class MvccObserver {
   virtual void OnPrewrite(const PrewriteEvent& event) {}
   virtual void OnCommit(const CommitEvent& event) {}
   virtual void OnRollback(const RollbackEvent& event) {}
+  // Ends the events of one batch (one apply index), still in apply order.
+  virtual void OnApplied(uint64_t apply_index) {}
 };
 
 // What an incremental scan returns: committed rows in key order then commit-ts
@@ -109,6 +114,7 @@ class MvccStore {
   // first, then the secondaries. A key already committed by this transaction
   // is skipped (a secondary resolved by someone else); a key rolled back
   // fails with kTxnRolledBack; a key with neither fails with kTxnLockNotFound.
+  TxnStatus Commit(std::span<const std::string_view> keys, Ts start_ts, Ts commit_ts);
   TxnStatus Commit(const std::vector<std::string>& keys, Ts start_ts, Ts commit_ts);
 
   // Removes the locks of `start_ts` and leaves rollback records, so a late
@@ -155,7 +161,7 @@ class MvccStore {
 
  private:
   struct StoredLock {
-    std::string primary;
+    std::shared_ptr<const std::string> primary;  // Shared by one prewrite's locks.
     Ts start_ts;
     MutationOp op = MutationOp::kPut;
     std::string value;
@@ -163,44 +169,76 @@ class MvccStore {
     Ts min_commit_ts;
   };
   struct WriteRecord {
+    Ts commit_ts;
     Ts start_ts;
     WriteKind kind = WriteKind::kPut;
     std::string value;
   };
-  // Write records by commit ts, newest first.
-  using Versions = std::map<Ts, WriteRecord, std::greater<Ts>>;
+  // A key's write records by commit ts, oldest first: commits append.
+  using Versions = std::vector<WriteRecord>;
   struct KeyEntry {
-    std::optional<StoredLock> lock;
+    std::unique_ptr<StoredLock> lock;  // Boxed: most keys are unlocked most of the time.
     Versions writes;
   };
-  using KeyMap = std::map<std::string, KeyEntry, std::less<>>;
+  struct KeyHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view key) const { return std::hash<std::string_view>{}(key); }
+  };
+  // Point lookups go through the hash map; its nodes never move, so the
+  // ordered indexes below hold pointers to them.
+  using KeyMap = std::unordered_map<std::string, KeyEntry, KeyHash, std::equal_to<>>;
+  using Node = KeyMap::value_type;
   // Outcome of checking one mutation or key before applying a batch.
   enum class Check : uint8_t { kApply, kSkip };
+  // A key of a batch after its check: its node (null if new) and whether the
+  // batch changes it.
+  struct Target {
+    Node* node = nullptr;
+    bool apply = false;
+  };
 
+  static Versions::const_iterator FirstAfter(const Versions& writes, Ts ts);
+  static bool HasWriteAt(const Versions& writes, Ts commit_ts);
   static std::optional<std::string_view> ValueAt(const Versions& writes, Ts ts);
-  static const WriteRecord* FindOwnRecord(const Versions& writes, Ts start_ts, Ts* commit_ts);
+  static const WriteRecord* FindOwnRecord(const Versions& writes, Ts start_ts);
   static LockInfo ToLockInfo(std::string_view key, const StoredLock& lock);
-  static bool ReadBlockedBy(const std::optional<StoredLock>& lock, Ts ts);
+  static bool ReadBlockedBy(const std::unique_ptr<StoredLock>& lock, Ts ts);
+  static bool AnyToApply(const std::vector<Target>& targets);
 
   const KeyEntry* FindEntry(std::string_view key) const REQUIRES(mu_);
-  TxnResult<Check> CheckWrite(std::string_view key, Ts start_ts) const REQUIRES(mu_);
-  TxnResult<Check> CheckCommit(std::string_view key, Ts start_ts, Ts commit_ts) const REQUIRES(mu_);
+  Node* FindNode(std::string_view key) REQUIRES(mu_);
+  Node& Insert(std::string_view key) REQUIRES(mu_);  // A key not in keys_.
+  Node& Upsert(std::string_view key) REQUIRES(mu_);
+  TxnResult<Check> CheckWrite(std::string_view key, const KeyEntry* entry, Ts start_ts) const
+      REQUIRES(mu_);
+  TxnResult<Check> CheckCommit(std::string_view key, const KeyEntry* entry, Ts start_ts,
+                               Ts commit_ts) const REQUIRES(mu_);
   TxnResult<Check> CheckRollback(std::string_view key, Ts start_ts) const REQUIRES(mu_);
   TxnStatus ValidateMutations(const std::vector<Mutation>& mutations, Ts start_ts,
-                              std::vector<bool>* apply) const REQUIRES(mu_);
-  void ApplyPrewrite(const Mutation& m, std::string_view primary, Ts start_ts, uint64_t ttl_ms)
-      REQUIRES(mu_);
+                              std::vector<Target>* targets) REQUIRES(mu_);
+  void ApplyPrewrite(Node& node, const Mutation& m,
+                     const std::shared_ptr<const std::string>& primary, Ts start_ts,
+                     uint64_t ttl_ms) REQUIRES(mu_);
   void ApplyCommit(KeyEntry& entry, std::string_view key, Ts start_ts, Ts commit_ts, WriteKind kind,
                    std::string value, bool one_pc) REQUIRES(mu_);
   void ApplyRollback(std::string_view key, Ts start_ts) REQUIRES(mu_);
   static size_t GcKey(Versions& writes, Ts safe_point);
+  void NotifyApplied() REQUIRES(mu_);
+  // Merges the keys created since the last ordered read into ordered_.
+  void SortNewKeys() const REQUIRES(mu_);
   template <typename Fn>
   void ForRange(std::string_view start, std::string_view end, Fn&& fn) const REQUIRES(mu_);
 
   // One mutex guards everything below (and serialises observer callbacks).
   mutable Mutex mu_;
   KeyMap keys_ GUARDED_BY(mu_);
+  // Every key in key order once new_keys_ is merged in (ordered reads do so).
+  mutable std::vector<Node*> ordered_ GUARDED_BY(mu_);
+  mutable std::vector<Node*> new_keys_ GUARDED_BY(mu_);
+  // The locked keys in key order (resolved ts reads only these).
+  std::map<std::string_view, const StoredLock*, std::less<>> locked_ GUARDED_BY(mu_);
   std::vector<MvccObserver*> observers_ GUARDED_BY(mu_);
+  std::vector<Target> targets_ GUARDED_BY(mu_);  // Scratch of the batch being applied.
   Ts gc_safe_point_ GUARDED_BY(mu_);
   uint64_t applied_index_ GUARDED_BY(mu_) = 0;
 };

@@ -411,6 +411,9 @@ class RecordingObserver : public MvccObserver {
                           std::to_string(e.start_ts.value()), e.removed_lock ? " lock=" : "",
                           e.removed_lock ? MutationOpName(e.lock_op) : ""}));
   }
+  void OnApplied(uint64_t apply_index) override {
+    events.push_back(Cat({"A", std::to_string(apply_index)}));
+  }
   std::vector<std::string> events;
 };
 
@@ -433,13 +436,45 @@ TEST(MvccStoreTest, ObserverSeesEventsInOrder) {
   EXPECT_EQ(observer.events, (std::vector<std::string>{
                                  "P3 a/10 put a1 old=a0 primary=a",
                                  "P3 b/10 delete  old=- primary=a",
+                                 "A3",
                                  "C4 a/10@15 put a1 old=a0",
+                                 "A4",
                                  "C5 b/10@15 delete  old=-",
+                                 "A5",
                                  "P6 c/20 put c1 old=- primary=c",
+                                 "A6",
                                  "R7 c/20 lock=put",
                                  "R7 d/20",
+                                 "A7",
                                  "C8 a/30@31 put a2 old=a1 1pc",
+                                 "A8",
                              }));
+}
+
+TEST(MvccStoreTest, ScansSeeKeysAddedAfterAnEarlierScanInKeyOrder) {
+  MvccStore store;
+  Write(store, {Mutation::Put("d", "d1"), Mutation::Put("b", "b1")}, 1, 2);
+  ASSERT_EQ(store.Scan("", "", Ts(10), 0).value().size(), 2u);
+  Write(store, {Mutation::Put("e", "e1"), Mutation::Put("a", "a1"), Mutation::Put("c", "c1")}, 3,
+        4);
+  ASSERT_TRUE(store.Prewrite({Mutation::Put("bb", "x")}, "bb", Ts(5), kTtl).ok());
+  TxnResult<std::vector<KvPair>> all = store.Scan("", "", Ts(4), 0);
+  ASSERT_TRUE(all.ok());
+  std::vector<std::string> keys;
+  for (const KvPair& kv : all.value()) keys.push_back(kv.key);
+  EXPECT_EQ(keys, (std::vector<std::string>{"a", "b", "c", "d", "e"}));
+  EXPECT_EQ(store.MinLockStartTs("b", "c"), Ts(5));
+  EXPECT_FALSE(store.MinLockStartTs("c", "").has_value());
+  // A deleted key collected by GC leaves both indexes.
+  ASSERT_TRUE(store.Rollback({"bb"}, Ts(5)).ok());
+  EXPECT_FALSE(store.MinLockStartTs("", "").has_value());
+  Write(store, {Mutation::Delete("c")}, 6, 7);
+  EXPECT_EQ(store.Gc(Ts(8)).removed_keys, 2u);  // "c" and the rolled-back "bb".
+  keys.clear();
+  TxnResult<std::vector<KvPair>> some = store.Scan("b", "d", Ts(8), 0);
+  ASSERT_TRUE(some.ok());
+  for (const KvPair& kv : some.value()) keys.push_back(kv.key);
+  EXPECT_EQ(keys, (std::vector<std::string>{"b"}));
 }
 
 }  // namespace

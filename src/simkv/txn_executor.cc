@@ -1,5 +1,7 @@
 #include "simkv/txn_executor.h"
 
+#include <span>
+#include <string_view>
 #include <utility>
 
 namespace sluice::simkv {
@@ -85,14 +87,12 @@ Status TxnExecutor::Prewrite(const std::vector<Mutation>& mutations, uint64_t tt
                  " attempts: " + last.ToString());
 }
 
-Result<Ts> TxnExecutor::CommitKeys(const std::vector<std::string>& keys, Ts start_ts) {
+Result<Ts> TxnExecutor::CommitKeys(std::span<const std::string_view> all, Ts start_ts) {
   ASSIGN_OR_RETURN(Ts commit_ts, NextTs());
-  std::vector<std::string> primary = {keys.front()};
-  TxnStatus st = store_->Commit(primary, start_ts, commit_ts);
+  TxnStatus st = store_->Commit(all.first(1), start_ts, commit_ts);
   if (!st.ok()) return st.status().WithContext("txn: commit primary");
-  if (keys.size() > 1) {
-    std::vector<std::string> secondaries(keys.begin() + 1, keys.end());
-    st = store_->Commit(secondaries, start_ts, commit_ts);
+  if (all.size() > 1) {
+    st = store_->Commit(all.subspan(1), start_ts, commit_ts);
     if (!st.ok()) return st.status().WithContext("txn: commit secondaries");
   }
   return commit_ts;
@@ -124,7 +124,10 @@ Result<TxnOutcome> TxnExecutor::Commit(const std::vector<Mutation>& mutations,
     return Aborted("txn: 1pc gave up: " + last.ToString());
   }
   RETURN_IF_ERROR(Prewrite(mutations, options.lock_ttl_ms, start_ts, &out.start_ts, &out.attempts));
-  ASSIGN_OR_RETURN(out.commit_ts, CommitKeys(KeysOf(mutations), out.start_ts));
+  std::vector<std::string_view> keys;
+  keys.reserve(mutations.size());
+  for (const Mutation& m : mutations) keys.push_back(m.key);
+  ASSIGN_OR_RETURN(out.commit_ts, CommitKeys(keys, out.start_ts));
   ++stats_.committed;
   return out;
 }
@@ -142,7 +145,8 @@ Result<TxnOutcome> TxnExecutor::CommitOpen(const OpenTxn& txn) {
   if (txn.keys.empty()) return InvalidArgument("txn: no keys");
   TxnOutcome out;
   out.start_ts = txn.start_ts;
-  ASSIGN_OR_RETURN(out.commit_ts, CommitKeys(txn.keys, txn.start_ts));
+  std::vector<std::string_view> keys(txn.keys.begin(), txn.keys.end());
+  ASSIGN_OR_RETURN(out.commit_ts, CommitKeys(keys, txn.start_ts));
   ++stats_.committed;
   return out;
 }

@@ -15,7 +15,9 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -108,7 +110,8 @@ class TxnExecutor {
                      bool* conflict);
   Status TryOnePc(const std::vector<Mutation>& mutations, Ts start_ts, Ts* commit_ts,
                   bool* conflict);
-  Result<Ts> CommitKeys(const std::vector<std::string>& keys, Ts start_ts);
+  // Commits the primary (keys[0]) and then the secondaries.
+  Result<Ts> CommitKeys(std::span<const std::string_view> keys, Ts start_ts);
   Status Prewrite(const std::vector<Mutation>& mutations, uint64_t ttl_ms,
                   std::optional<Ts> first_start_ts, Ts* start_ts, int* attempts);
 
