@@ -108,8 +108,6 @@ Result<std::shared_ptr<PdStub>> PdConnection::Discover() {
   return error;
 }
 
-constexpr auto kDialWait = std::chrono::seconds(1);
-
 Result<std::shared_ptr<PdStub>> PdConnection::TryEndpoint(const std::string& endpoint) {
   std::shared_ptr<PdStub> stub = Dial(StripUrl(endpoint));
   pdpb::GetMembersRequest request;
@@ -117,9 +115,10 @@ Result<std::shared_ptr<PdStub>> PdConnection::TryEndpoint(const std::string& end
   pdpb::GetMembersResponse response;
   grpc::ClientContext context;
   // Wait for the channel to become ready (a loaded machine can miss the first
-  // handshake), but not long: a dead endpoint must not hold up the next one.
+  // handshake), but only half the call timeout: a dead endpoint must not hold
+  // up the next one for long.
   context.set_wait_for_ready(true);
-  context.set_deadline(std::min(Deadline(), std::chrono::system_clock::now() + kDialWait));
+  context.set_deadline(std::chrono::system_clock::now() + options_.rpc_timeout / 2);
   grpc::Status status = stub->stub->GetMembers(&context, request, &response);
   if (!status.ok()) return FromGrpc(status, "GetMembers " + stub->address);
   RETURN_IF_ERROR(FromHeader(response.header(), 0, "GetMembers"));
