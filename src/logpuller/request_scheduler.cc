@@ -233,8 +233,16 @@ void RequestScheduler::Send(StoreState& store, Ready ready) {
   }
   request.mutable_register_();
   StoreStream& stream = *store.streams[store.next++ % store.streams.size()];
-  auto state = std::make_unique<RegionState>(task.run, task.region, task.range, ready.checkpoint,
-                                             task.attempts);
+  // The state keeps only what a retry needs (no boundaries or peers: the
+  // range is in the state, and a range retry reloads the region).
+  pd::Region slim;
+  slim.id = task.region.id;
+  slim.conf_ver = task.region.conf_ver;
+  slim.version = task.region.version;
+  slim.leader_store = task.region.leader_store;
+  slim.leader_peer_id = task.region.leader_peer_id;
+  auto state = std::make_unique<RegionState>(task.run, std::move(slim), task.range,
+                                             ready.checkpoint, task.attempts);
   bool posted = false;
   uint64_t used_stream = 0;
   Result<uint64_t> sent = stream.Send(std::move(request), [&](uint64_t stream_id) {

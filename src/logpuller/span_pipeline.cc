@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <deque>
 #include <exception>
 #include <map>
 #include <optional>
@@ -325,13 +324,41 @@ class Worker {
     uint64_t wait_seq;
     Ts ts;
   };
+  // A FIFO of barriers on a vector: empty costs nothing (a std::deque
+  // allocates ~576 bytes even when empty, per idle subscription), and the
+  // consumed prefix is dropped when it is at least half of the vector.
+  class BarrierQueue {
+   public:
+    bool empty() const { return head_ == items_.size(); }
+    size_t size() const { return items_.size() - head_; }
+    Barrier& front() { return items_[head_]; }
+    Barrier& back() { return items_.back(); }
+    void push_back(Barrier b) { items_.push_back(b); }
+    void pop_front() {
+      ++head_;
+      if (head_ == items_.size()) {
+        clear();
+      } else if (head_ >= 16 && head_ * 2 >= items_.size()) {
+        items_.erase(items_.begin(), items_.begin() + static_cast<std::ptrdiff_t>(head_));
+        head_ = 0;
+      }
+    }
+    void clear() {
+      items_.clear();
+      head_ = 0;
+    }
+
+   private:
+    std::vector<Barrier> items_;
+    size_t head_ = 0;
+  };
   struct State {
     uint64_t generation = 0;
     std::shared_ptr<KvConsumer> consumer;
     Ts start_ts;
     uint64_t next_seq = 1;
     std::set<uint64_t> outstanding;  // Handed, not yet persisted.
-    std::deque<Barrier> barriers;    // Increasing wait_seq and ts.
+    BarrierQueue barriers;           // Increasing wait_seq and ts.
     bool published_any = false;
     Ts last_published;
     bool unregistered = false;  // Waiting for in-flight batches to drain.
