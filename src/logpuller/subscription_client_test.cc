@@ -72,7 +72,8 @@ TEST_F(SubscriptionClientTest, ScanThenLiveChangesMatchTruth) {
   Write(kTable, 0, 10, "before");  // Below the start ts: never delivered.
   Ts start = Now();
   Write(kTable, 50, 200, "scan");  // Spans all three regions.
-  auto [id, consumer] = Subscribe(kTable, start);
+  auto consumer_sub = Subscribe(kTable, start);
+  std::shared_ptr<RecordingConsumer> consumer = consumer_sub.second;
   Ts last = Write(kTable, 90, 30, "live");
   ASSERT_TRUE(consumer->WaitResolved(last, kWait));
   ExpectMatchesTruth(*consumer, kTable, start);
@@ -86,7 +87,8 @@ TEST_F(SubscriptionClientTest, ScanThenLiveChangesMatchTruth) {
 
 TEST_F(SubscriptionClientTest, OpenLockHoldsBackResolvedTs) {
   Ts start = Now();
-  auto [id, consumer] = Subscribe(kTable, start);
+  auto consumer_sub = Subscribe(kTable, start);
+  std::shared_ptr<RecordingConsumer> consumer = consumer_sub.second;
   ASSERT_TRUE(consumer->WaitResolved(start, kWait));
   auto txn = env_->cluster->txn().Begin();
   ASSERT_TRUE(txn.ok());
@@ -104,7 +106,8 @@ TEST_F(SubscriptionClientTest, OpenLockHoldsBackResolvedTs) {
 
 TEST_F(SubscriptionClientTest, SurvivesRegionOperationsAndStoreFaults) {
   Ts start = Now();
-  auto [id, consumer] = Subscribe(kTable, start);
+  auto consumer_sub = Subscribe(kTable, start);
+  std::shared_ptr<RecordingConsumer> consumer = consumer_sub.second;
   simkv::SimCluster& cluster = *env_->cluster;
   int64_t next = 0;
   auto write_and_wait = [&](const std::string& what) {
@@ -153,8 +156,11 @@ TEST_F(SubscriptionClientTest, SurvivesRegionOperationsAndStoreFaults) {
 TEST_F(SubscriptionClientTest, UnsubscribeStopsDeliveryAndDropsState) {
   const TableId other(102);
   Ts start = Now();
-  auto [id_a, a] = Subscribe(kTable, start);
-  auto [id_b, b] = Subscribe(other, start);
+  auto a_sub = Subscribe(kTable, start);
+  std::shared_ptr<RecordingConsumer> a = a_sub.second;
+  SubscriptionId id_a = a_sub.first;
+  auto b_sub = Subscribe(other, start);
+  std::shared_ptr<RecordingConsumer> b = b_sub.second;
   Ts first = Write(kTable, 0, 5, "a1");
   ASSERT_TRUE(a->WaitResolved(first, kWait));
   ASSERT_TRUE(b->WaitResolved(first, kWait));
@@ -184,7 +190,8 @@ TEST_F(SubscriptionClientTest, RejectsBadArguments) {
 
 TEST_F(SubscriptionClientTest, QuotaReturnsToZero) {
   Ts start = Now();
-  auto [id, consumer] = Subscribe(kTable, start);
+  auto consumer_sub = Subscribe(kTable, start);
+  std::shared_ptr<RecordingConsumer> consumer = consumer_sub.second;
   Ts last = Write(kTable, 0, 300, "bulk");
   ASSERT_TRUE(consumer->WaitResolved(last, kWait));
   ASSERT_TRUE(PollUntil([&] { return env_->client->pipeline().QuotaInFlight() == 0; }, kWait));

@@ -147,8 +147,9 @@ void MvccStore::SortNewKeys() const {
 template <typename Fn>
 void MvccStore::ForRange(std::string_view start, std::string_view end, Fn&& fn) const {
   SortNewKeys();
-  auto it = std::lower_bound(ordered_.begin(), ordered_.end(), start,
-                             [](const Node* node, std::string_view k) { return node->first < k; });
+  auto it = std::lower_bound(
+      ordered_.begin(), ordered_.end(), start,
+      [](const Node* node, std::string_view k) { return std::string_view(node->first) < k; });
   for (; it != ordered_.end(); ++it) {
     const Node& node = **it;
     if (!end.empty() && node.first.compare(end) >= 0) break;
