@@ -9,12 +9,9 @@
 #include "codec/model/db_info.h"
 #include "codec/model/job.h"
 #include "codec/model/table_info.h"
+#include "fuzz_check.h"
 
 namespace {
-
-void Check(bool cond) {
-  if (!cond) __builtin_trap();
-}
 
 template <typename T, typename ParseFn>
 void RoundTrip(std::string_view in, ParseFn parse) {

@@ -7,14 +7,7 @@
 #include <string_view>
 
 #include "eventstore/key_format.h"
-
-namespace {
-
-void Check(bool cond) {
-  if (!cond) __builtin_trap();
-}
-
-}  // namespace
+#include "fuzz_check.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace sluice;

@@ -11,14 +11,7 @@
 #include "codec/tablecodec.h"
 #include "common/memcomparable.h"
 #include "common/span.h"
-
-namespace {
-
-void Check(bool cond) {
-  if (!cond) __builtin_trap();
-}
-
-}  // namespace
+#include "fuzz_check.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace sluice;

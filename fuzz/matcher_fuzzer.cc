@@ -7,15 +7,8 @@
 #include <cstdint>
 
 #include "cdcpb.pb.h"
+#include "fuzz_check.h"
 #include "logpuller/matcher.h"
-
-namespace {
-
-void Check(bool cond) {
-  if (!cond) __builtin_trap();
-}
-
-}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace sluice;

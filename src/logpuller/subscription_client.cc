@@ -107,18 +107,24 @@ void SubscriptionClient::Unsubscribe(SubscriptionId id) {
     sub = std::move(it->second);
     subs_.erase(it);
   }
+  Detach(*sub);
+}
+
+void SubscriptionClient::StopRun(SubscriptionRun& run) {
+  run.stopped.store(true);
+  run.lock.Stop();
+  pool_.PostDropRun(run.request_id);
+  scheduler_.PostDeregister(run.request_id);
+}
+
+void SubscriptionClient::Detach(Subscription& sub) {
   std::shared_ptr<SubscriptionRun> run;
   {
-    MutexLock lock(&sub->mu);
-    run = std::move(sub->run);
+    MutexLock lock(&sub.mu);
+    run = std::move(sub.run);
   }
-  if (run != nullptr) {
-    run->stopped.store(true);
-    run->lock.Stop();
-    pool_.PostDropRun(run->request_id);
-    scheduler_.PostDeregister(run->request_id);
-  }
-  pipeline_.Unregister(id);
+  if (run != nullptr) StopRun(*run);
+  pipeline_.Unregister(sub.id);
 }
 
 std::shared_ptr<Subscription> SubscriptionClient::Find(SubscriptionId id) const {
@@ -264,9 +270,7 @@ void SubscriptionClient::FailRun(const std::shared_ptr<SubscriptionRun>& run,
     if (!reset.ok()) LOG_ERROR("span pipeline reset failed: {}", reset.ToString());
   }
   restarts_.fetch_add(1);
-  run->lock.Stop();
-  pool_.PostDropRun(run->request_id);
-  scheduler_.PostDeregister(run->request_id);
+  StopRun(*run);  // Already marked stopped above.
   auto delay =
       std::min<Clock::Duration>(options_.scheduler.backoff_max,
                                 options_.restart_backoff_base * (1 << std::min(restarts - 1, 10)));
@@ -282,18 +286,7 @@ void SubscriptionClient::Fail(const std::shared_ptr<Subscription>& sub, const St
   }
   LOG_ERROR("subscription {} failed: {}", sub->id.value(), status.ToString());
   fatal_.fetch_add(1);
-  std::shared_ptr<SubscriptionRun> run;
-  {
-    MutexLock lock(&sub->mu);
-    run = std::move(sub->run);
-  }
-  if (run != nullptr) {
-    run->stopped.store(true);
-    run->lock.Stop();
-    pool_.PostDropRun(run->request_id);
-    scheduler_.PostDeregister(run->request_id);
-  }
-  pipeline_.Unregister(sub->id);
+  Detach(*sub);
   sub->consumer->OnSubscriptionError(status);
 }
 

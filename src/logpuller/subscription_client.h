@@ -96,6 +96,12 @@ class SubscriptionClient final : public SpanSubscriber,
   void RetryRange(RegionState& state);
   void OnPipelineFailure(SubscriptionId id, const Status& status);
   void Fail(const std::shared_ptr<Subscription>& sub, const Status& status) EXCLUDES(mu_);
+  // Stops a run: no more requests, its region states dropped, its TiKV
+  // request deregistered. Never blocks.
+  void StopRun(SubscriptionRun& run);
+  // Takes the subscription's current run away, stops it and unregisters the
+  // subscription from the pipeline. The caller removed it from subs_.
+  void Detach(Subscription& sub);
   std::shared_ptr<Subscription> Find(SubscriptionId id) const EXCLUDES(mu_);
 
   const SubscriptionClientOptions options_;
