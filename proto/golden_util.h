@@ -140,9 +140,9 @@ struct GoldenRegistrar {
 const std::vector<Golden>& AllGoldens();
 
 // Every .proto file compiled into sluice_proto.
-inline constexpr const char* kProtoFiles[] = {"cdcpb.proto",   "errorpb.proto", "kvrpcpb.proto",
-                                              "metapb.proto",  "pdpb.proto",    "raft_cmdpb.proto",
-                                              "etcd/kv.proto", "etcd/rpc.proto"};
+inline constexpr const char* kProtoFiles[] = {"cdcpb.proto",  "errorpb.proto", "kvrpcpb.proto",
+                                              "metapb.proto", "pdpb.proto",    "raft_cmdpb.proto",
+                                              "tikvpb.proto", "etcd/kv.proto", "etcd/rpc.proto"};
 
 }  // namespace sluice::golden
 

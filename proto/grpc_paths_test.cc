@@ -17,6 +17,7 @@
 #include "cdcpb.grpc.pb.h"
 #include "etcd/rpc.grpc.pb.h"
 #include "pdpb.grpc.pb.h"
+#include "tikvpb.grpc.pb.h"
 
 namespace sluice {
 namespace {
@@ -49,6 +50,8 @@ constexpr Rpc kRpcs[] = {
      "pdpb.UpdateServiceGCSafePointResponse", false, false},
     {"/pdpb.PD/GetGCSafePoint", "pdpb.GetGCSafePointRequest", "pdpb.GetGCSafePointResponse", false,
      false},
+    {"/tikvpb.Tikv/KvGet", "kvrpcpb.GetRequest", "kvrpcpb.GetResponse", false, false},
+    {"/tikvpb.Tikv/KvScan", "kvrpcpb.ScanRequest", "kvrpcpb.ScanResponse", false, false},
     {"/etcdserverpb.KV/Range", "etcdserverpb.RangeRequest", "etcdserverpb.RangeResponse", false,
      false},
     {"/etcdserverpb.KV/Put", "etcdserverpb.PutRequest", "etcdserverpb.PutResponse", false, false},
@@ -69,7 +72,8 @@ constexpr Rpc kRpcs[] = {
      "etcdserverpb.LeaseTimeToLiveResponse", false, false},
 };
 
-constexpr const char* kServices[] = {"cdcpb.ChangeData", "pdpb.PD", "etcdserverpb.KV",
+constexpr const char* kServices[] = {"cdcpb.ChangeData",   "pdpb.PD",
+                                     "tikvpb.Tikv",        "etcdserverpb.KV",
                                      "etcdserverpb.Watch", "etcdserverpb.Lease"};
 
 TEST(ServiceTest, DescriptorsMatchTheExpectedPathsAndShapes) {
@@ -105,6 +109,7 @@ TEST(ServiceTest, ServicesDeclareNoOtherMethods) {
   EXPECT_EQ(declared, expected);
   EXPECT_STREQ(cdcpb::ChangeData::service_full_name(), "cdcpb.ChangeData");
   EXPECT_STREQ(pdpb::PD::service_full_name(), "pdpb.PD");
+  EXPECT_STREQ(tikvpb::Tikv::service_full_name(), "tikvpb.Tikv");
   EXPECT_STREQ(etcdserverpb::KV::service_full_name(), "etcdserverpb.KV");
   EXPECT_STREQ(etcdserverpb::Watch::service_full_name(), "etcdserverpb.Watch");
   EXPECT_STREQ(etcdserverpb::Lease::service_full_name(), "etcdserverpb.Lease");
@@ -165,11 +170,13 @@ TEST(ServiceTest, GeneratedStubsCallTheExpectedPaths) {
   // UNIMPLEMENTED, reached over an in-process channel.
   cdcpb::ChangeData::Service change_data;
   pdpb::PD::Service pd;
+  tikvpb::Tikv::Service tikv;
   etcdserverpb::KV::Service kv;
   etcdserverpb::Watch::Service watch;
   etcdserverpb::Lease::Service lease;
   grpc::ServerBuilder builder;
-  builder.RegisterService(&change_data).RegisterService(&pd).RegisterService(&kv);
+  builder.RegisterService(&change_data).RegisterService(&pd).RegisterService(&tikv);
+  builder.RegisterService(&kv);
   builder.RegisterService(&watch).RegisterService(&lease);
   std::vector<std::string> server_paths;
   std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>>
@@ -186,6 +193,7 @@ TEST(ServiceTest, GeneratedStubsCallTheExpectedPaths) {
                                                                          std::move(recorders));
   auto cdc = cdcpb::ChangeData::NewStub(channel);
   auto pd_stub = pdpb::PD::NewStub(channel);
+  auto tikv_stub = tikvpb::Tikv::NewStub(channel);
   auto kv_stub = etcdserverpb::KV::NewStub(channel);
   auto watch_stub = etcdserverpb::Watch::NewStub(channel);
   auto lease_stub = etcdserverpb::Lease::NewStub(channel);
@@ -202,6 +210,8 @@ TEST(ServiceTest, GeneratedStubsCallTheExpectedPaths) {
       CallUnary(*pd_stub, &pdpb::PD::Stub::GetAllStores),
       CallUnary(*pd_stub, &pdpb::PD::Stub::UpdateServiceGCSafePoint),
       CallUnary(*pd_stub, &pdpb::PD::Stub::GetGCSafePoint),
+      CallUnary(*tikv_stub, &tikvpb::Tikv::Stub::KvGet),
+      CallUnary(*tikv_stub, &tikvpb::Tikv::Stub::KvScan),
       CallUnary(*kv_stub, &etcdserverpb::KV::Stub::Range),
       CallUnary(*kv_stub, &etcdserverpb::KV::Stub::Put),
       CallUnary(*kv_stub, &etcdserverpb::KV::Stub::DeleteRange),

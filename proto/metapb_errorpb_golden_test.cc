@@ -107,9 +107,23 @@ void AddErrorpb(std::vector<Golden>& g) {
     g.push_back({"errorpb_ServerIsBusy", Own(m),
                  Cat({L(1, "scheduler is busy"), V(2, 200), V(3, 150), V(4, 77777)})});
   }
-  g.push_back(Opaque<errorpb::KeyNotInRegion>("errorpb_KeyNotInRegion"));
+  {
+    errorpb::KeyNotInRegion m;
+    m.set_key(kRawKey);
+    m.set_region_id(1001);
+    m.set_start_key(kComparableKey);
+    m.set_end_key("t\x80\x00\x00\x00\x00\x00\x00\xFF"s);
+    g.push_back({"errorpb_KeyNotInRegion", Own(m),
+                 Cat({L(1, kRawKey), V(2, 1001), L(3, kComparableKey),
+                      L(4, "t\x80\x00\x00\x00\x00\x00\x00\xFF"s)})});
+  }
   g.push_back(Opaque<errorpb::StaleCommand>("errorpb_StaleCommand"));
-  g.push_back(Opaque<errorpb::StoreNotMatch>("errorpb_StoreNotMatch"));
+  {
+    errorpb::StoreNotMatch m;
+    m.set_request_store_id(2);
+    m.set_actual_store_id(3);
+    g.push_back({"errorpb_StoreNotMatch", Own(m), Cat({V(1, 2), V(2, 3)})});
+  }
   g.push_back(Opaque<errorpb::RaftEntryTooLarge>("errorpb_RaftEntryTooLarge"));
   g.push_back(Opaque<errorpb::MaxTimestampNotSynced>("errorpb_MaxTimestampNotSynced"));
   g.push_back(Opaque<errorpb::ReadIndexNotReady>("errorpb_ReadIndexNotReady"));
@@ -121,7 +135,12 @@ void AddErrorpb(std::vector<Golden>& g) {
   g.push_back(Opaque<errorpb::FlashbackInProgress>("errorpb_FlashbackInProgress"));
   g.push_back(Opaque<errorpb::FlashbackNotPrepared>("errorpb_FlashbackNotPrepared"));
   g.push_back(Opaque<errorpb::IsWitness>("errorpb_IsWitness"));
-  g.push_back(Opaque<errorpb::MismatchPeerId>("errorpb_MismatchPeerId"));
+  {
+    errorpb::MismatchPeerId m;
+    m.set_request_peer_id(10011);
+    m.set_store_peer_id(10014);
+    g.push_back({"errorpb_MismatchPeerId", Own(m), Cat({V(1, 10011), V(2, 10014)})});
+  }
   g.push_back(Opaque<errorpb::BucketVersionNotMatch>("errorpb_BucketVersionNotMatch"));
   g.push_back(Opaque<errorpb::UndeterminedResult>("errorpb_UndeterminedResult"));
   {

@@ -70,21 +70,25 @@ Status SimCluster::StartStore(StoreId id, StoreNode& node) {
   cdc.check_conf_ver = options_.check_conf_ver;
   auto service = std::make_unique<CdcService>(cdc, &store_, regions_.get(), &tso_);
   service->SetBusy(node.busy);
-  Result<LoopbackServer> server = StartLoopbackServer({service.get()}, node.port);
+  auto kv = std::make_unique<KvService>(KvServiceOptions{id}, &store_, regions_.get());
+  kv->SetBusy(node.busy);
+  Result<LoopbackServer> server = StartLoopbackServer({service.get(), kv.get()}, node.port);
   if (!server.ok()) return server.status();
   service->Start();
   node.port = server->port;
   node.server = std::move(server->server);
   node.service = std::move(service);
+  node.kv = std::move(kv);
   return registry_.SetAddress(id, "127.0.0.1:" + std::to_string(node.port));
 }
 
 void SimCluster::StopStore(StoreNode& node) {
   if (node.service == nullptr) return;
-  node.service->Stop();  // Cancels the streams and waits for their handlers.
-  ShutdownServer(node.server.get());
+  node.service->Stop();               // Cancels the streams and waits for their handlers.
+  ShutdownServer(node.server.get());  // Waits for the KV handlers too.
   node.server.reset();
   node.service.reset();
+  node.kv.reset();
 }
 
 void SimCluster::Stop() {
@@ -185,6 +189,7 @@ Status SimCluster::SetStoreBusy(StoreId store, std::string reason, uint64_t back
   if (it == nodes_.end()) return UnknownStore(store);
   it->second.busy = BusyState{std::move(reason), backoff_ms};
   if (it->second.service != nullptr) it->second.service->SetBusy(it->second.busy);
+  if (it->second.kv != nullptr) it->second.kv->SetBusy(it->second.busy);
   return Status::Ok();
 }
 
@@ -194,6 +199,7 @@ Status SimCluster::ClearStoreBusy(StoreId store) {
   if (it == nodes_.end()) return UnknownStore(store);
   it->second.busy.reset();
   if (it->second.service != nullptr) it->second.service->SetBusy(std::nullopt);
+  if (it->second.kv != nullptr) it->second.kv->SetBusy(std::nullopt);
   return Status::Ok();
 }
 
@@ -252,6 +258,13 @@ size_t SimCluster::NumSubscriptions(StoreId store) const {
   auto it = nodes_.find(store);
   if (it == nodes_.end() || it->second.service == nullptr) return 0;
   return it->second.service->NumSubscriptions();
+}
+
+uint64_t SimCluster::NumKvRequests(StoreId store) const {
+  MutexLock lock(&mu_);
+  auto it = nodes_.find(store);
+  if (it == nodes_.end() || it->second.kv == nullptr) return 0;
+  return it->second.kv->requests();
 }
 
 }  // namespace sluice::simkv

@@ -1,7 +1,8 @@
 // SimCluster: a whole simulated TiKV/PD cluster in one process. It owns the
 // MvccStore, the RegionMap, the TSO, the PD service and N stores, each
-// serving ChangeData on its own loopback gRPC server (127.0.0.1, port picked
-// at start and kept across restarts), plus a tiny transaction client.
+// serving ChangeData and the Tikv snapshot reads (KvGet, KvScan) on its own
+// loopback gRPC server (127.0.0.1, port picked at start and kept across
+// restarts), plus a tiny transaction client.
 //
 // Faults and region operations, each visible to CDC clients as TiKV shows it:
 //  - Split / Merge: subscribers of the affected regions get EpochNotMatch
@@ -12,7 +13,8 @@
 //  - StoreDown: the store's streams are cancelled and its port closed
 //    (connections are refused); StoreRestart serves again on the same
 //    address. Leaders stay where they are unless moved;
-//  - SetStoreBusy / ClearStoreBusy: new subscriptions get ServerIsBusy;
+//  - SetStoreBusy / ClearStoreBusy: new subscriptions and KV reads get
+//    ServerIsBusy;
 //  - DropStreams: every stream of the store is broken (CANCELLED);
 //  - Congest: every subscription of the store gets Congested;
 //  - PdDown: PD's Tso streams are cancelled and its port closed; PdRestart
@@ -39,6 +41,7 @@
 #include "common/thread_annotations.h"
 #include "simkv/cdc_service.h"
 #include "simkv/grpc_util.h"
+#include "simkv/kv_service.h"
 #include "simkv/mvcc_store.h"
 #include "simkv/pd_service.h"
 #include "simkv/region_map.h"
@@ -106,12 +109,15 @@ class SimCluster {
 
   size_t NumStreams(StoreId store) const EXCLUDES(mu_);
   size_t NumSubscriptions(StoreId store) const EXCLUDES(mu_);
+  // KV read requests (KvGet, KvScan) the store answered since it last started.
+  uint64_t NumKvRequests(StoreId store) const EXCLUDES(mu_);
 
  private:
   struct StoreNode {
     int port = 0;  // 0 until first bound.
     std::optional<BusyState> busy;
     std::unique_ptr<CdcService> service;  // Null while down.
+    std::unique_ptr<KvService> kv;        // Null while down.
     std::unique_ptr<grpc::Server> server;
   };
 
