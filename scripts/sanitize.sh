@@ -14,5 +14,10 @@ cmake --build "$dir"
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$(pwd)/scripts/tsan.supp"
+# The sink tests write to a real MariaDB (scripts/services.sh).
+export SLUICE_SERVICES=${SLUICE_SERVICES-mariadb}
+source scripts/services.sh
+services_start
+trap services_stop EXIT
 cd "$dir"
 ctest --output-on-failure -LE 'long|scenario' -j "$(nproc)"

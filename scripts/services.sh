@@ -1,16 +1,86 @@
 # Sourced by the test scripts: starts the real services the tests talk to, on
 # loopback, in a private directory, and stops them again.
-#   services_start   # starts what SLUICE_SERVICES lists (default: none needed yet)
+#   services_start   # starts what SLUICE_SERVICES lists ("mariadb", "etcd", ...)
 #   services_stop
 # Each service exports the variables its tests read; tests that need a service
 # that is not running skip with a message naming the variable.
+#
+#   etcd     SLUICE_TEST_ETCD=127.0.0.1:23790
+#   mariadb  SLUICE_TEST_MYSQL=mysql://root@127.0.0.1:<port>/  (port 33060, or
+#            the next free one; SLUICE_MARIADB_PORT overrides)
 
 SLUICE_SERVICES=${SLUICE_SERVICES:-}
 _services_dir=""
 _services_pids=()
+_services_mariadb_sock=""
+
+# True if something listens on 127.0.0.1:$1.
+_services_port_busy() {
+  (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
+}
+
+# Starts a private mariadbd (root without password, loopback only) with its
+# data directory and socket under $1, and waits until it answers. Tries the
+# next port when another process takes the one it picked.
+services_start_mariadb() {
+  local dir=$1
+  local mariadbd=${SLUICE_MARIADBD:-/usr/sbin/mariadbd}
+  if [[ ! -x "$mariadbd" ]] || ! command -v mariadb-install-db >/dev/null; then
+    echo "services: mariadb is not installed (scripts/install-deps.sh)" >&2
+    return 1
+  fi
+  mkdir -p "$dir/data"
+  local user_args=()
+  if [[ $(id -u) == 0 ]]; then user_args=(--user=root); fi
+  if ! mariadb-install-db --no-defaults --auth-root-authentication-method=normal \
+      --skip-test-db "${user_args[@]}" --datadir="$dir/data" >"$dir/install.log" 2>&1; then
+    echo "services: mariadb-install-db failed, see $dir/install.log" >&2
+    cat "$dir/install.log" >&2
+    return 1
+  fi
+  _services_mariadb_sock="$dir/mariadb.sock"
+  local port=${SLUICE_MARIADB_PORT:-33060}
+  local attempt i pid
+  for ((attempt = 0; attempt < 20; attempt++, port++)); do
+    if _services_port_busy "$port"; then continue; fi
+    "$mariadbd" --no-defaults "${user_args[@]}" --datadir="$dir/data" \
+      --bind-address=127.0.0.1 --port="$port" --socket="$_services_mariadb_sock" \
+      --pid-file="$dir/mariadb.pid" --log-error="$dir/mariadb.err" \
+      --skip-name-resolve --innodb-buffer-pool-size=64M --innodb-log-file-size=48M \
+      --max-connections=500 --max-allowed-packet=64M >"$dir/mariadb.out" 2>&1 &
+    pid=$!
+    for ((i = 0; i < 300; i++)); do
+      if mariadb-admin --no-defaults --protocol=socket --socket="$_services_mariadb_sock" \
+          -uroot ping >/dev/null 2>&1; then
+        _services_pids+=("$pid")
+        export SLUICE_TEST_MYSQL="mysql://root@127.0.0.1:$port/"
+        return 0
+      fi
+      if ! kill -0 "$pid" 2>/dev/null; then break; fi
+      sleep 0.1
+    done
+    kill "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+    # Lost the port to someone else: try the next one.
+    if ! grep -q "Address already in use" "$dir/mariadb.err" 2>/dev/null; then break; fi
+    : >"$dir/mariadb.err"
+  done
+  _services_mariadb_sock=""
+  echo "services: mariadb did not start, see $dir/mariadb.err" >&2
+  tail -n 30 "$dir/mariadb.err" >&2 || true
+  return 1
+}
+
+# Asks mariadbd to shut down (flushes InnoDB); the caller waits for the pid.
+services_stop_mariadb() {
+  if [[ -z "$_services_mariadb_sock" ]]; then return 0; fi
+  mariadb-admin --no-defaults --protocol=socket --socket="$_services_mariadb_sock" \
+    -uroot shutdown >/dev/null 2>&1 || true
+  _services_mariadb_sock=""
+}
 
 services_start() {
-  [[ -z "$SLUICE_SERVICES" ]] && return 0
+  if [[ -z "$SLUICE_SERVICES" ]]; then return 0; fi
   _services_dir=$(mktemp -d /tmp/sluice-services.XXXXXX)
   local s
   for s in $SLUICE_SERVICES; do
@@ -23,6 +93,9 @@ services_start() {
         _services_pids+=($!)
         export SLUICE_TEST_ETCD=127.0.0.1:23790
         ;;
+      mariadb)
+        services_start_mariadb "$_services_dir/mariadb" || return 1
+        ;;
       *)
         echo "services: unknown service $s" >&2
         return 1
@@ -31,12 +104,20 @@ services_start() {
   done
 }
 
+# Safe under `set -e`: nothing here fails the caller.
 services_stop() {
+  services_stop_mariadb
   local p
   for p in "${_services_pids[@]:-}"; do
-    [[ -n "$p" ]] && kill "$p" 2>/dev/null && wait "$p" 2>/dev/null
+    if [[ -n "$p" ]]; then
+      kill "$p" 2>/dev/null || true
+      wait "$p" 2>/dev/null || true
+    fi
   done
   _services_pids=()
-  [[ -n "$_services_dir" ]] && rm -rf "$_services_dir"
+  if [[ -n "$_services_dir" ]]; then
+    rm -rf "$_services_dir"
+  fi
+  _services_dir=""
   return 0
 }

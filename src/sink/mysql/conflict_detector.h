@@ -1,0 +1,210 @@
+// ConflictDetector: TiCDC's causality module for the MySQL sink. Each added
+// transaction carries conflict keys (hashes of the rows it touches). A
+// transaction is handed to one worker queue only when every earlier
+// transaction sharing a key with it is finished, or is queued on that same
+// worker (then the worker's FIFO order keeps them in order). Transactions
+// without common keys go to the least loaded worker and run in parallel.
+//
+// Thread-safe: Add() from any thread (it never blocks); Pop() by worker `w`
+// only; Finish() by the worker that popped the ticket, in pop order. One
+// mutex guards everything. Tickets are owned by the detector: valid from
+// Pop() until Finish(), or until Close() + destruction.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "common/thread_annotations.h"
+
+namespace sluice::sink {
+
+template <typename T>
+class ConflictDetector {
+ public:
+  struct Ticket {
+    Ticket(T i, size_t w) : item(std::move(i)), weight(w) {}
+
+    T item;
+    size_t weight = 1;  // Rows; Pop() batches up to a weight.
+
+   private:
+    friend class ConflictDetector;
+    uint64_t id = 0;
+    std::vector<uint64_t> keys;
+    std::vector<Ticket*> dependers;  // Later tickets waiting on this one.
+    size_t unfinished_deps = 0;
+    size_t assigned_deps = 0;  // Of the unfinished deps, those queued somewhere.
+    int common_worker = -1;    // Worker of the queued deps; kMixed when they differ.
+    int worker = -1;
+  };
+
+  explicit ConflictDetector(size_t num_workers)
+      : queues_(num_workers), cvs_(num_workers), queued_weight_(num_workers, 0) {}
+  ~ConflictDetector() {
+    for (auto& [id, t] : live_) delete t;
+  }
+  ConflictDetector(const ConflictDetector&) = delete;
+  ConflictDetector& operator=(const ConflictDetector&) = delete;
+
+  // Adds a transaction; `keys` need not be unique. Ignored after Close().
+  void Add(std::vector<uint64_t> keys, T item, size_t weight) EXCLUDES(mu_) {
+    auto* t = new Ticket(std::move(item), std::max<size_t>(weight, 1));
+    std::sort(keys.begin(), keys.end());
+    keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+    t->keys = std::move(keys);
+    MutexLock lock(&mu_);
+    if (closed_) {
+      delete t;
+      return;
+    }
+    t->id = next_id_++;
+    live_[t->id] = t;
+    std::unordered_set<Ticket*> deps;
+    for (uint64_t k : t->keys) {
+      Ticket*& slot = slots_[k];
+      if (slot != nullptr && deps.insert(slot).second) {
+        slot->dependers.push_back(t);
+        ++t->unfinished_deps;
+        if (slot->worker >= 0) NoteAssigned(t, slot->worker);
+      }
+      slot = t;
+    }
+    std::vector<Ticket*> work{t};
+    ResolveLocked(&work);
+  }
+
+  // Waits until worker `w` has tickets, then moves tickets into `out` in
+  // queue order until their weight reaches `max_weight` (at least one).
+  // False once the detector is closed and the queue is empty.
+  bool Pop(size_t w, size_t max_weight, std::vector<Ticket*>* out) EXCLUDES(mu_) {
+    MutexLock lock(&mu_);
+    while (queues_[w].empty() && !closed_) cvs_[w].Wait(&mu_);
+    if (queues_[w].empty()) return false;
+    size_t weight = 0;
+    while (!queues_[w].empty() &&
+           (weight == 0 || weight + queues_[w].front()->weight <= max_weight)) {
+      Ticket* t = queues_[w].front();
+      queues_[w].pop_front();
+      queued_weight_[w] -= t->weight;
+      weight += t->weight;
+      out->push_back(t);
+    }
+    return true;
+  }
+
+  // The ticket's transaction is written: later conflicting ones may go.
+  // Deletes the ticket. A worker finishes its tickets in the order it popped
+  // them (a ticket queued behind a dependency on the same worker is finished
+  // after it).
+  void Finish(Ticket* t) EXCLUDES(mu_) {
+    MutexLock lock(&mu_);
+    for (uint64_t k : t->keys) {
+      auto it = slots_.find(k);
+      if (it != slots_.end() && it->second == t) slots_.erase(it);
+    }
+    std::vector<Ticket*> work;
+    for (Ticket* d : t->dependers) {
+      --d->unfinished_deps;
+      --d->assigned_deps;
+      work.push_back(d);
+    }
+    live_.erase(t->id);
+    delete t;
+    ResolveLocked(&work);
+    if (live_.empty()) idle_.SignalAll();
+  }
+
+  // Wakes every Pop(); queued tickets are still handed out, waiting ones are
+  // abandoned (destroyed with the detector).
+  void Close() EXCLUDES(mu_) {
+    MutexLock lock(&mu_);
+    closed_ = true;
+    for (CondVar& cv : cvs_) cv.SignalAll();
+    idle_.SignalAll();
+  }
+
+  // Transactions added and not finished (queued, waiting or being written).
+  size_t pending() const EXCLUDES(mu_) {
+    MutexLock lock(&mu_);
+    return live_.size();
+  }
+
+  // Blocks until nothing is pending or the detector is closed.
+  void WaitIdle() EXCLUDES(mu_) {
+    MutexLock lock(&mu_);
+    while (!live_.empty() && !closed_) idle_.Wait(&mu_);
+  }
+
+  // Tickets queued on worker `w` and not popped yet.
+  size_t queued(size_t w) const EXCLUDES(mu_) {
+    MutexLock lock(&mu_);
+    return queues_[w].size();
+  }
+
+  size_t num_workers() const { return queues_.size(); }
+
+ private:
+  static constexpr int kMixed = -2;
+
+  static void NoteAssigned(Ticket* t, int worker) {
+    ++t->assigned_deps;
+    if (t->common_worker == -1) {
+      t->common_worker = worker;
+    } else if (t->common_worker != worker) {
+      t->common_worker = kMixed;
+    }
+  }
+
+  // Queues every ticket of `work` (and, transitively, their dependers) that
+  // can go now.
+  void ResolveLocked(std::vector<Ticket*>* work) REQUIRES(mu_) {
+    while (!work->empty()) {
+      Ticket* t = work->back();
+      work->pop_back();
+      if (t->worker >= 0) continue;
+      int target;
+      if (t->unfinished_deps == 0) {
+        target = LeastLoadedLocked();
+      } else if (t->assigned_deps == t->unfinished_deps && t->common_worker >= 0) {
+        target = t->common_worker;
+      } else {
+        continue;
+      }
+      t->worker = target;
+      queues_[target].push_back(t);
+      queued_weight_[target] += t->weight;
+      cvs_[target].Signal();
+      for (Ticket* d : t->dependers) {
+        NoteAssigned(d, target);
+        work->push_back(d);
+      }
+    }
+  }
+
+  int LeastLoadedLocked() REQUIRES(mu_) {
+    size_t best = next_rr_++ % queues_.size();
+    for (size_t i = 0; i < queues_.size(); ++i) {
+      if (queued_weight_[i] < queued_weight_[best]) best = i;
+    }
+    return static_cast<int>(best);
+  }
+
+  mutable Mutex mu_;
+  std::vector<std::deque<Ticket*>> queues_ GUARDED_BY(mu_);
+  std::vector<CondVar> cvs_;
+  CondVar idle_;
+  std::vector<size_t> queued_weight_ GUARDED_BY(mu_);
+  std::unordered_map<uint64_t, Ticket*> slots_ GUARDED_BY(mu_);  // Key -> latest ticket.
+  std::unordered_map<uint64_t, Ticket*> live_ GUARDED_BY(mu_);   // Owned.
+  uint64_t next_id_ GUARDED_BY(mu_) = 1;
+  size_t next_rr_ GUARDED_BY(mu_) = 0;
+  bool closed_ GUARDED_BY(mu_) = false;
+};
+
+}  // namespace sluice::sink

@@ -1,0 +1,209 @@
+// Conflict detection, conflict keys and PostFlush ordering, without a database.
+#include "sink/mysql/conflict_detector.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "codec/mysql_type.h"
+#include "common/lifecycle.h"
+#include "common/test_util.h"
+#include "sink/mysql/flush_orderer.h"
+#include "sink/mysql/mysql_test_util.h"
+#include "sink/mysql/row_keys.h"
+
+namespace sluice::sink {
+namespace {
+
+namespace mt = codec::mysql_type;
+namespace mf = codec::mysql_flag;
+using codec::Datum;
+using Detector = ConflictDetector<int>;
+
+// Pops without blocking forever: the caller knows something is queued.
+std::vector<Detector::Ticket*> PopOne(Detector* d, size_t w, size_t max_weight = 1) {
+  std::vector<Detector::Ticket*> out;
+  EXPECT_TRUE(d->Pop(w, max_weight, &out));
+  return out;
+}
+
+TEST(ConflictDetectorTest, DifferentKeysGoToDifferentWorkers) {
+  Detector d(2);
+  d.Add({1}, 10, 1);
+  d.Add({2}, 20, 1);
+  // Both are ready at once, one per worker: they can be written in parallel.
+  auto a = PopOne(&d, 0);
+  auto b = PopOne(&d, 1);
+  ASSERT_EQ(a.size(), 1u);
+  ASSERT_EQ(b.size(), 1u);
+  EXPECT_EQ(a[0]->item + b[0]->item, 30);
+  d.Finish(a[0]);
+  d.Finish(b[0]);
+  EXPECT_EQ(d.pending(), 0u);
+}
+
+TEST(ConflictDetectorTest, SameKeyWaitsOrFollowsOnTheSameWorker) {
+  Detector d(2);
+  d.Add({7, 1}, 1, 1);
+  auto first = PopOne(&d, 0);  // The least loaded worker is 0.
+  ASSERT_EQ(first[0]->item, 1);
+  // Conflicts with a ticket being written on worker 0: queued behind it there.
+  d.Add({7}, 2, 1);
+  auto second = PopOne(&d, 0);
+  ASSERT_EQ(second[0]->item, 2);
+  d.Finish(first[0]);
+  d.Finish(second[0]);
+  EXPECT_EQ(d.pending(), 0u);
+}
+
+TEST(ConflictDetectorTest, TicketDependingOnTwoWorkersWaitsForBoth) {
+  Detector d(2);
+  d.Add({1}, 1, 1);
+  d.Add({2}, 2, 1);
+  auto a = PopOne(&d, 0);
+  auto b = PopOne(&d, 1);
+  d.Add({1, 2}, 3, 1);  // Needs both, which run on different workers.
+  EXPECT_EQ(d.queued(0) + d.queued(1), 0u);
+  d.Finish(a[0]);
+  EXPECT_EQ(d.queued(0) + d.queued(1), 0u);  // Still waits for ticket 2.
+  d.Finish(b[0]);
+  ASSERT_EQ(d.queued(0) + d.queued(1), 1u);
+  auto c = PopOne(&d, d.queued(0) == 1 ? 0 : 1);
+  ASSERT_EQ(c[0]->item, 3);
+  d.Finish(c[0]);
+  EXPECT_EQ(d.pending(), 0u);
+}
+
+TEST(ConflictDetectorTest, ChainOfConflictsRunsInOrderUnderConcurrency) {
+  constexpr int kWorkers = 4, kTxns = 2000, kKeys = 16;
+  Detector d(kWorkers);
+  std::vector<std::vector<int>> seen(kKeys);  // Written order per key.
+  Mutex mu;
+  ThreadGroup workers;
+  for (int w = 0; w < kWorkers; ++w) {
+    workers.Start("w", [&, w](StopToken) {
+      std::vector<Detector::Ticket*> batch;
+      while (true) {
+        batch.clear();
+        if (!d.Pop(w, 8, &batch)) return;
+        for (Detector::Ticket* t : batch) {
+          {
+            MutexLock lock(&mu);
+            seen[t->item % kKeys].push_back(t->item);
+            seen[(t->item / kKeys) % kKeys].push_back(t->item);
+          }
+          d.Finish(t);
+        }
+      }
+    });
+  }
+  for (int i = 0; i < kTxns; ++i) {
+    d.Add({static_cast<uint64_t>(i % kKeys), static_cast<uint64_t>((i / kKeys) % kKeys)}, i, 1);
+  }
+  ASSERT_TRUE(PollUntil([&] { return d.pending() == 0; }, std::chrono::seconds(20)));
+  d.Close();
+  workers.Stop();
+  for (int k = 0; k < kKeys; ++k) {
+    std::vector<int> expect;
+    for (int i = 0; i < kTxns; ++i) {
+      if (i % kKeys == k || (i / kKeys) % kKeys == k) expect.push_back(i);
+    }
+    std::vector<int> got;
+    for (int v : seen[k]) {
+      if (got.empty() || got.back() != v) got.push_back(v);  // A txn with both keys equal.
+    }
+    EXPECT_EQ(got, expect) << "key " << k;
+  }
+}
+
+TEST(ConflictDetectorTest, CloseHandsOutQueuedThenEnds) {
+  Detector d(1);
+  d.Add({1}, 1, 5);
+  d.Add({2}, 2, 5);
+  d.Close();
+  std::vector<Detector::Ticket*> out;
+  ASSERT_TRUE(d.Pop(0, 6, &out));
+  EXPECT_EQ(out.size(), 1u);  // Weight 5 + 5 > 6.
+  ASSERT_TRUE(d.Pop(0, 6, &out));
+  EXPECT_EQ(out.size(), 2u);
+  EXPECT_FALSE(d.Pop(0, 6, &out));
+  d.Add({3}, 3, 1);  // Ignored after Close.
+  EXPECT_EQ(d.pending(), 2u);
+}
+
+event::TableSchemaPtr KeyedSchema(std::string collate = "utf8mb4_bin") {
+  using testing::Col;
+  model::ColumnInfo name = Col(0, "name", mt::kVarchar);
+  name.type.collate = collate;
+  model::TableInfo t = testing::IntHandleTable(30, "k", {name, Col(0, "v", mt::kLong)});
+  t.indices = {testing::Index(2, "uk", {"name"}, false, true)};
+  return testing::Schema("db", t);
+}
+
+std::vector<Datum> Row(int64_t id, std::string name, int64_t v) {
+  return {Datum::Int64(id), Datum::Bytes(name), Datum::Int64(v)};
+}
+
+bool Share(const event::DmlEventPtr& a, const event::DmlEventPtr& b) {
+  auto ka = ConflictKeys(*a), kb = ConflictKeys(*b);
+  for (uint64_t k : ka) {
+    if (std::find(kb.begin(), kb.end(), k) != kb.end()) return true;
+  }
+  return false;
+}
+
+TEST(ConflictKeysTest, PrimaryAndUniqueKeysConflict) {
+  auto s = KeyedSchema();
+  using testing::Insert;
+  using testing::Txn;
+  auto a = Txn(s, 1, {Insert(Row(1, "x", 1))});
+  EXPECT_TRUE(Share(a, Txn(s, 2, {testing::Delete(Row(1, "y", 2))})));  // Same id.
+  EXPECT_TRUE(Share(a, Txn(s, 2, {Insert(Row(2, "x", 2))})));           // Same unique name.
+  EXPECT_TRUE(Share(a, Txn(s, 2, {Insert(Row(2, "x  ", 2))})));         // PAD SPACE.
+  EXPECT_FALSE(Share(a, Txn(s, 2, {Insert(Row(2, "X", 2))})));          // _bin: case matters.
+  EXPECT_FALSE(Share(a, Txn(s, 2, {Insert(Row(2, "z", 1))})));
+  // Another dispatcher of the same table still conflicts on the same row.
+  EXPECT_TRUE(Share(a, Txn(s, 2, {Insert(Row(1, "q", 1))}, DispatcherId{0, 2})));
+  auto ci = KeyedSchema("utf8mb4_general_ci");
+  EXPECT_TRUE(Share(Txn(ci, 1, {Insert(Row(1, "x", 1))}), Txn(ci, 2, {Insert(Row(2, "X", 1))})));
+}
+
+TEST(ConflictKeysTest, KeylessRowsSerialiseTheirDispatcher) {
+  using testing::Col;
+  model::TableInfo t;
+  t.id = 31;
+  t.name = model::CIStr::From("nokey");
+  t.columns = {Col(1, "a", mt::kLong)};
+  auto s = testing::Schema("db", t);
+  auto a = testing::Txn(s, 1, {testing::Insert({Datum::Int64(1)})}, DispatcherId{0, 1});
+  auto b = testing::Txn(s, 2, {testing::Insert({Datum::Int64(2)})}, DispatcherId{0, 1});
+  auto c = testing::Txn(s, 2, {testing::Insert({Datum::Int64(2)})}, DispatcherId{0, 2});
+  EXPECT_TRUE(Share(a, b));
+  EXPECT_FALSE(Share(a, c));
+}
+
+TEST(FlushOrdererTest, PostFlushFollowsAddOrderPerDispatcher) {
+  auto s = KeyedSchema();
+  FlushOrderer orderer;
+  std::vector<int> order;
+  std::vector<event::DmlEventPtr> events;
+  std::vector<uint64_t> seqs;
+  for (int i = 0; i < 4; ++i) {
+    DispatcherId d{0, static_cast<uint64_t>(i % 2)};
+    auto e = testing::Txn(s, 10 + i, {testing::Insert(Row(i, "n", i))}, d);
+    e->AddPostFlush([&order, i] { order.push_back(i); });
+    seqs.push_back(orderer.Register(e));
+    events.push_back(e);
+  }
+  orderer.Done(events[2]->dispatcher_id, seqs[2]);  // Waits for event 0.
+  orderer.Done(events[3]->dispatcher_id, seqs[3]);  // Waits for event 1.
+  EXPECT_TRUE(order.empty());
+  orderer.Done(events[1]->dispatcher_id, seqs[1]);
+  EXPECT_EQ(order, (std::vector<int>{1, 3}));
+  orderer.Done(events[0]->dispatcher_id, seqs[0]);
+  EXPECT_EQ(order, (std::vector<int>{1, 3, 0, 2}));
+  EXPECT_EQ(orderer.pending(), 0u);
+}
+
+}  // namespace
+}  // namespace sluice::sink
