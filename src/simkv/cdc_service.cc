@@ -7,31 +7,12 @@
 #include "common/logging.h"
 #include "kvrpcpb.pb.h"
 #include "simkv/cdc_rows.h"
+#include "simkv/cdc_stream_writer.h"
 #include "simkv/proto_convert.h"
 
 namespace sluice::simkv {
 
 namespace {
-
-// Feeds the stream from its sink until the sink is closed and drained, the
-// token is cancelled, or a write fails (the client is gone; the reader is
-// woken by cancelling the call).
-// The message is reused from one write to the next. While more is queued the
-// write carries the buffer hint, so gRPC may send it with the next one.
-void WriteLoop(grpc::ServerContext* context, CdcService::Stream* stream, StreamSink* sink,
-               const StopToken& token) {
-  cdcpb::ChangeDataEvent message;
-  bool more = false;
-  while (sink->NextMessage(token, &message, &more)) {
-    grpc::WriteOptions options;
-    if (more) options.set_buffer_hint();
-    if (!stream->Write(message, options)) {
-      sink->Close();
-      context->TryCancel();
-      return;
-    }
-  }
-}
 
 const char* RequestKindName(cdcpb::ChangeDataRequest::RequestCase kind) {
   switch (kind) {
@@ -123,7 +104,7 @@ grpc::Status CdcService::Serve(grpc::ServerContext* context, Stream* stream, boo
            options_.store_id.value(), conn.id, context->peer(), v2, conn.multiplexing);
   OwnedThread writer;
   writer.Start("cdc-writer-" + std::to_string(conn.id),
-               [&](StopToken token) { WriteLoop(context, stream, conn.sink.get(), token); });
+               [&](StopToken token) { WriteStream(context, stream, conn.sink.get(), token); });
   cdcpb::ChangeDataRequest request;
   while (stream->Read(&request)) HandleRequest(conn, request);
   hub_.DeregisterConn(conn.id);

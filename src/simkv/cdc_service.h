@@ -4,9 +4,9 @@
 // Per stream, the gRPC handler thread is the reader: it parses each request
 // and registers or deregisters subscriptions (cdc_hub.h). A writer thread,
 // owned by the handler and joined before it returns, drains the stream's
-// StreamSink into ChangeDataEvent messages. Neither the MVCC observer nor a
-// gRPC thread ever waits for a slow client: a full sink congests the region
-// (Error{congested}) instead.
+// StreamSink into ChangeDataEvent messages (cdc_stream_writer.h). Neither the
+// MVCC observer nor a gRPC thread ever waits for a slow client: a full sink
+// congests the region (Error{congested}) instead.
 //
 // Requests:
 //  - register (the `request` oneof unset, or `register`): stream-level checks
@@ -40,6 +40,7 @@
 #include "simkv/cdc_request_validator.h"
 #include "simkv/cdc_scanner.h"
 #include "simkv/cdc_stream_sink.h"
+#include "simkv/cdc_stream_writer.h"
 #include "simkv/grpc_util.h"
 #include "simkv/resolved_ts_ticker.h"
 
@@ -58,7 +59,7 @@ struct CdcServiceOptions {
 
 class CdcService final : public cdcpb::ChangeData::Service {
  public:
-  using Stream = grpc::ServerReaderWriter<cdcpb::ChangeDataEvent, cdcpb::ChangeDataRequest>;
+  using Stream = CdcServerStream;
 
   // Borrows the store, the regions and the TSO; all must outlive the service.
   CdcService(CdcServiceOptions options, MvccStore* store, RegionMap* regions, TsoAllocator* tso);
