@@ -161,7 +161,6 @@ TEST(CheckerMysqlTest, ReadsTablesBackAndFindsDifferences) {
         "INSERT INTO shop.items VALUES (1, 'a', 1.5, 5), (2, NULL, 2, 0), (3, 'x', 0, 1)"}) {
     ASSERT_EQ(mysql_query(m, sql), 0) << sql << ": " << mysql_error(m);
   }
-  mysql_close(m);
   simkv::GroundTruth truth;
   Put(&truth, 10, 1, {codec::Datum::Bytes("a"), codec::Datum::Float64(1.5), codec::Datum::Bit(5)});
   Put(&truth, 20, 2, {codec::Datum::Null(), codec::Datum::Float64(2), codec::Datum::Bit(0)});
@@ -170,11 +169,15 @@ TEST(CheckerMysqlTest, ReadsTablesBackAndFindsDifferences) {
   auto actual = ReadMysqlState(uri, *expected);
   ASSERT_TRUE(actual.ok()) << actual.status().ToString();
   DiffReport r = Compare(*expected, *actual);
-  ASSERT_EQ(r.differences.size(), 1u);  // Row 3 is extra.
+  std::ostringstream report;
+  r.Print(report);
+  ASSERT_EQ(r.differences.size(), 1u) << report.str();  // Row 3 is extra.
   EXPECT_EQ(r.differences[0].kind, Difference::Kind::kExtraRow);
   EXPECT_EQ(r.differences[0].actual, (RowValues{"3", "x", "0", "1"}));
   EXPECT_EQ(ReadMysqlState("mysql://root@127.0.0.1:1/", *expected).status().code(),
             Code::kUnavailable);
+  EXPECT_EQ(mysql_query(m, "DROP DATABASE shop"), 0);
+  mysql_close(m);
 }
 
 }  // namespace

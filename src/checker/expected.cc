@@ -37,6 +37,9 @@ TableData LayoutFromSchema(const event::TableSchema& schema, const std::vector<i
     t.columns.push_back(c.name.lower);
     t.approximate.push_back(c.type.tp == mt::kFloat || c.type.tp == mt::kDouble);
     t.bit.push_back(c.type.tp == mt::kBit);
+    Result<std::optional<std::string>> dflt =
+        event::DatumText(schema.specs()[kept[k]].default_value, c);
+    t.defaults.push_back(dflt.ok() ? *dflt : std::nullopt);
   }
   for (int off : schema.key_columns()) {
     if (position[off] < 0) {  // A generated key column: fall back to the whole row.

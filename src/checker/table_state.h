@@ -20,6 +20,8 @@ struct TableData {
   std::vector<bool> approximate;     // FLOAT/DOUBLE: compared with tolerance.
   std::vector<bool> bit;             // BIT: read back as integers.
   std::vector<int> key_columns;      // Offsets; empty = whole row is the key.
+  // Text of each column's value for rows written before it existed.
+  std::vector<std::optional<std::string>> defaults;
   std::map<std::string, RowValues> rows;
 
   // The key under which `row` is stored: the key columns' text joined with a
