@@ -1,0 +1,122 @@
+// DataPathDriver: one changefeed's data path on one node, wired the way the
+// dispatcher manager will wire it, with the test driver playing the
+// maintainer: snapshot reader -> schema store, event store, event service,
+// one EventDispatcher per physical table and the TableTriggerDispatcher, all
+// writing to one sink. The driver thread answers block statuses with TiCDC's
+// barrier rules (collect WAITING from every involved dispatcher, one writer
+// (the table trigger when it takes part), then Pass to the others), adds and
+// removes table dispatchers for DDLs that create or drop tables, and keeps
+// the changefeed checkpoint (minimum over dispatchers; never goes back).
+//
+// Ownership: the PD client, region cache, puller and sink are borrowed and
+// must outlive the driver. Threads: one owned driver thread; public methods
+// are thread-safe.
+#pragma once
+
+#include <chrono>
+#include <deque>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+
+#include "common/clock.h"
+#include "common/lifecycle.h"
+#include "common/status.h"
+#include "common/thread_annotations.h"
+#include "dispatcher/block_event_executor.h"
+#include "dispatcher/event_dispatcher.h"
+#include "dispatcher/table_trigger_dispatcher.h"
+#include "eventservice/event_service.h"
+#include "eventstore/event_store.h"
+#include "kvclient/meta_reader.h"
+#include "kvclient/snapshot_reader.h"
+#include "schemastore/schema_store.h"
+#include "sink/sink.h"
+
+namespace sluice::testing {
+
+struct DataPathOptions {
+  std::string data_dir;
+  Ts start_ts;
+  pd::PdClient* pd = nullptr;
+  pd::RegionCache* cache = nullptr;
+  logpuller::SpanSubscriber* puller = nullptr;
+  sink::Sink* sink = nullptr;
+  size_t memory_budget = 8 << 20;  // Per dispatcher.
+};
+
+struct DataPathStats {
+  uint64_t barriers = 0;
+  uint64_t tables_added = 0;
+  uint64_t tables_removed = 0;
+};
+
+class DataPathDriver {
+ public:
+  static Result<std::unique_ptr<DataPathDriver>> Start(DataPathOptions options);
+  ~DataPathDriver();  // Stop()s.
+
+  // Closes the dispatchers, then stops the service, stores and threads. The
+  // sink is left to its owner.
+  void Stop();
+
+  // Everything with commit ts <= checkpoint() is in the sink.
+  Ts checkpoint() const EXCLUDES(mu_);
+  // OK, or the first error (a dispatcher's, the sink's or the schema
+  // store's), with the failing ts in the message.
+  Status status() const EXCLUDES(mu_);
+  // Waits until checkpoint() >= ts; the error if the path fails first;
+  // Timeout after `timeout`.
+  Status WaitCheckpoint(Ts ts, std::chrono::milliseconds timeout) EXCLUDES(mu_);
+  DataPathStats stats() const EXCLUDES(mu_);
+
+ private:
+  struct Barrier {
+    event::DdlEventPtr ddl;
+    std::set<DispatcherId> waiting;
+    DispatcherId writer;
+    bool write_sent = false;
+  };
+  struct Table {
+    event::TableRef ref;
+    std::shared_ptr<dispatcher::EventDispatcher> dispatcher;
+  };
+
+  explicit DataPathDriver(DataPathOptions options);
+  Status Init();
+  Status AddTable(const event::TableRef& ref, Ts start) REQUIRES(mu_);
+  void RemoveTable(int64_t table_id) REQUIRES(mu_);
+  void Loop(const StopToken& token);
+  void Handle(const dispatcher::BlockStatus& s) REQUIRES(mu_);
+  void TryStartBarrier(Ts ts) REQUIRES(mu_);
+  void FinishBarrier(Ts ts) REQUIRES(mu_);
+  std::set<DispatcherId> Involved(const event::DdlEvent& ddl) const REQUIRES(mu_);
+  std::shared_ptr<dispatcher::BasicDispatcher> Find(DispatcherId id) const REQUIRES(mu_);
+  void Tick() REQUIRES(mu_);
+  void SetError(const Status& s) REQUIRES(mu_);
+  DispatcherId NextId() REQUIRES(mu_);
+
+  const DataPathOptions options_;
+  std::unique_ptr<kvclient::SnapshotReader> snapshot_;
+  std::unique_ptr<kvclient::KvMetaReader> meta_;
+  std::unique_ptr<schemastore::SchemaStore> schema_;
+  std::unique_ptr<eventstore::EventStore> store_;
+  std::unique_ptr<eventservice::EventService> service_;
+  dispatcher::BlockEventExecutor executor_;
+
+  mutable Mutex mu_;
+  CondVar cv_;
+  std::deque<dispatcher::BlockStatus> inbox_ GUARDED_BY(mu_);
+  std::shared_ptr<dispatcher::TableTriggerDispatcher> trigger_ GUARDED_BY(mu_);
+  std::map<int64_t, Table> tables_ GUARDED_BY(mu_);
+  std::map<Ts, Barrier> barriers_ GUARDED_BY(mu_);
+  Ts checkpoint_ GUARDED_BY(mu_);
+  Status status_ GUARDED_BY(mu_);
+  DataPathStats stats_ GUARDED_BY(mu_);
+  uint64_t next_id_ GUARDED_BY(mu_) = 1;
+  bool stopped_ GUARDED_BY(mu_) = false;
+  OwnedThread thread_;
+};
+
+}  // namespace sluice::testing
