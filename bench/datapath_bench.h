@@ -1,0 +1,162 @@
+// Shared pieces of datapath_bench: the flags, a simkv cluster with the
+// TiDB-like workload and the data path on top of it, a metering sink
+// wrapper, and CPU accounting by thread. See datapath_bench.cc.
+#pragma once
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "common/thread_annotations.h"
+#include "datapath/datapath_driver.h"
+#include "event/events.h"
+#include "logpuller/puller_test_util.h"
+#include "simkv/workload.h"
+#include "sink/sink.h"
+
+namespace sluice::bench {
+
+using SteadyClock = std::chrono::steady_clock;
+
+struct Args {
+  std::string runs = "catchup,live,lag,mysql";
+  size_t txns = 50000;      // Catch-up and live runs.
+  int rows_per_txn = 10;    // Rows per transaction (spread over the tables).
+  int64_t row_width = 150;  // `pad` bytes; a row carries ~200 bytes of data.
+  int tables = 4;           // Narrow tables.
+  int stores = 3;           // simkv stores (one region, 3 replicas).
+  int tick_ms = 200;        // simkv resolved-ts interval.
+  int64_t budget_mib = 8;   // Per-dispatcher memory budget of the event service.
+  double lag_seconds = 15;  // Measured, after lag_warmup_s.
+  double lag_warmup_s = 3;
+  double lag_rate = 0;  // Rows/s; 0 = lag_fraction of the best measured rate.
+  double lag_fraction = 0.5;
+  size_t mysql_txns = 10000;
+  int mysql_workers = 8;  // Sink worker-count = baseline connections.
+  int mysql_batch = 256;  // Sink max-txn-row = baseline rows per transaction.
+  int mysql_rounds = 3;   // Rounds of baseline, sink and path runs.
+  int timeout_s = 300;    // Bound on every wait.
+  std::string dir;        // Scratch directory (default: a temp dir).
+};
+
+double SecondsSince(SteadyClock::time_point since);
+
+// CPU time of the process (getrusage) and of each of its threads
+// (/proc/self/task), taken at one instant.
+struct CpuSnapshot {
+  double process_s = 0;
+  std::map<pid_t, std::pair<std::string, double>> threads;  // tid -> (name, seconds)
+  static CpuSnapshot Now();
+};
+
+// CPU used since a snapshot. `simkv_s` is the part of the simulated
+// cluster's own threads (cdc-scan, cdc-writer, cdc-rts and the synchronous
+// gRPC server's), of a running workload writer (bench-writer) and
+// `extra_simkv_s` (the time of a writer thread that has ended).
+struct CpuUse {
+  double total_s = 0;
+  double simkv_s = 0;
+  std::string by_thread;  // "name=seconds ..." by thread name, largest first.
+};
+CpuUse CpuSince(const CpuSnapshot& start, double extra_simkv_s = 0);
+// CPU time of the calling thread.
+double ThreadCpuSeconds();
+
+// A fresh copy of an event's data (no PostFlush callbacks, not flushed).
+event::DmlEventPtr CopyEvent(const event::DmlEvent& e);
+
+// Forwards everything to `inner` and meters what the inner sink flushes:
+// rows and events flushed, the time of the first and last flush, optionally
+// the lag of every event (wall time at PostFlush minus the physical part of
+// its commit ts) and copies of the events added (capture). Thread-safe.
+class MeteredSink final : public sink::Sink {
+ public:
+  MeteredSink(sink::Sink* inner, bool capture) : inner_(inner), capture_(capture) {}
+
+  std::string_view scheme() const override { return inner_->scheme(); }
+  void AddDmlEvent(event::DmlEventPtr event) override;
+  Status WriteBlockEvent(const event::DdlEvent& ddl) override {
+    return inner_->WriteBlockEvent(ddl);
+  }
+  void AddCheckpointTs(Ts ts) override { inner_->AddCheckpointTs(ts); }
+  Status status() const override { return inner_->status(); }
+  void Close() override { inner_->Close(); }
+
+  // Waits until `rows` rows are flushed; Timeout otherwise, or the inner
+  // sink's error.
+  Status WaitRows(uint64_t rows, std::chrono::seconds timeout) EXCLUDES(mu_);
+  void RecordLag(bool on) { record_lag_.store(on); }
+  // Lags recorded, in milliseconds, sorted.
+  std::vector<int64_t> SortedLags() const EXCLUDES(mu_);
+  // Copies of the events added (with capture), in the order added.
+  std::vector<event::DmlEventPtr> TakeCaptured() EXCLUDES(mu_);
+
+  uint64_t rows() const { return rows_.load(); }
+  uint64_t events() const { return events_.load(); }
+  SteadyClock::time_point first_flush() const EXCLUDES(mu_);
+
+ private:
+  void Flushed(size_t rows, Ts commit_ts) EXCLUDES(mu_);
+
+  sink::Sink* const inner_;
+  const bool capture_;
+  std::atomic<bool> record_lag_{false};
+  std::atomic<uint64_t> rows_{0};
+  std::atomic<uint64_t> events_{0};
+  std::atomic<uint64_t> wait_for_{UINT64_MAX};
+  mutable Mutex mu_;
+  CondVar cv_;
+  SteadyClock::time_point first_flush_ GUARDED_BY(mu_);
+  std::vector<int64_t> lags_ GUARDED_BY(mu_);
+  std::vector<event::DmlEventPtr> captured_ GUARDED_BY(mu_);
+};
+
+// A simkv cluster (logpuller::testing::PullerEnv) with an insert-only
+// workload over `tables` narrow tables, and data paths started over it.
+// Owns the cluster and the workload; the paths it starts are the caller's
+// and must be stopped before it is destroyed. Pregenerate and the workload
+// may be used from any thread; the rest from the owner's.
+class BenchCluster {
+ public:
+  static Result<std::unique_ptr<BenchCluster>> Start(const Args& args, uint64_t seed,
+                                                     const std::string& dir);
+  ~BenchCluster();
+
+  // A new data path from `start` into `sink`, with its own data directory.
+  Result<std::unique_ptr<testing::DataPathDriver>> StartPath(sink::Sink* sink, Ts start);
+  // Waits until a path's checkpoint passes the current TSO (the path runs).
+  Status WaitUp(testing::DataPathDriver& path);
+
+  simkv::Workload& workload() { return *workload_; }
+  pd::PdClient& pd() { return *env_->pd; }
+  Ts start_ts() const { return start_; }
+  std::chrono::seconds timeout() const { return timeout_; }
+
+  // Pre-generates `n` transactions; `rows` gets their row count.
+  Result<std::vector<simkv::PreparedTxn>> Pregenerate(size_t n, uint64_t* rows);
+  Status ApplyAll(const std::vector<simkv::PreparedTxn>& txns);
+
+ private:
+  BenchCluster() = default;
+
+  std::unique_ptr<logpuller::testing::PullerEnv> env_;
+  std::unique_ptr<simkv::Workload> workload_;
+  Ts start_;
+  std::string dir_;
+  size_t memory_budget_ = 0;
+  std::chrono::seconds timeout_{300};
+  int paths_ = 0;
+};
+
+// The MariaDB part (datapath_bench_mysql.cc): skipped with a message when
+// SLUICE_TEST_MYSQL is not set.
+Status RunMysql(const Args& args, const std::string& dir);
+
+}  // namespace sluice::bench

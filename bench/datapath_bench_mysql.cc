@@ -1,0 +1,379 @@
+// The MariaDB part of datapath_bench. N transactions are committed to simkv
+// and replicated once through the data path into a capturing blackhole
+// sink, which gives the rows (as the sink receives them). Then, into the
+// same tables of the MariaDB named by SLUICE_TEST_MYSQL (emptied before each
+// run; row counts checked after):
+//  - mysql_baseline: W threads, each with its own connection, write the rows
+//    in batches of B rows in commit order; a batch is one transaction sent in
+//    one round trip: BEGIN; one multi-row INSERT per table; COMMIT (values
+//    formatted with the sink's literal functions, inside the timing). The
+//    connections are opened before the clock starts.
+//  - mysql_sink: the captured events fed to a MysqlSink (worker-count=W,
+//    max-txn-row=B) from one thread, timed until every event is flushed.
+//  - mysql_datapath: the whole path from simkv into a MysqlSink, timed from
+//    DataPathDriver::Start until every row is flushed.
+// The three runs repeat --mysql-rounds times in turn; the summary gives the
+// medians of the rates and of each round's ratios to its baseline.
+#include <fmt/format.h>
+#include <mysql.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <memory>
+
+#include "common/clock.h"
+#include "common/lifecycle.h"
+#include "datapath_bench.h"
+#include "simkv/sql_render.h"
+#include "sink/blackhole/blackhole_sink.h"
+#include "sink/mysql/mysql_conn.h"
+#include "sink/mysql/mysql_sink.h"
+#include "sink/mysql/sql_value.h"
+
+namespace sluice::bench {
+namespace {
+
+constexpr double kMiB = 1024.0 * 1024.0;
+
+struct MysqlCloser {
+  void operator()(MYSQL* m) const { mysql_close(m); }
+};
+using Conn = std::unique_ptr<MYSQL, MysqlCloser>;
+
+Status MysqlError(MYSQL* m, std::string_view what) {
+  return Internal(fmt::format("{}: {} ({})", what, mysql_error(m), mysql_errno(m)));
+}
+
+// A connection with the session settings the sink uses.
+Result<Conn> Connect(const sink::SinkUri& uri) {
+  Conn m(mysql_init(nullptr));
+  if (m == nullptr) return ResourceExhausted("mysql_init failed");
+  mysql_options(m.get(), MYSQL_SET_CHARSET_NAME, "utf8mb4");
+  if (mysql_real_connect(m.get(), uri.host.c_str(), uri.user.c_str(), uri.password.c_str(), nullptr,
+                         uri.port.value_or(3306), nullptr,
+                         CLIENT_MULTI_STATEMENTS | CLIENT_MULTI_RESULTS) == nullptr) {
+    return MysqlError(m.get(), "connect");
+  }
+  std::string session = fmt::format(
+      "SET SESSION sql_mode = '{}', time_zone = '+00:00', foreign_key_checks = 0; "
+      "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED",
+      sink::kSinkSqlMode);
+  if (mysql_real_query(m.get(), session.data(), session.size()) != 0) {
+    return MysqlError(m.get(), "session settings");
+  }
+  while (mysql_next_result(m.get()) == 0) {
+  }
+  return m;
+}
+
+// Runs `sql` (one or more statements), discarding results.
+Status Exec(MYSQL* m, const std::string& sql) {
+  if (mysql_real_query(m, sql.data(), sql.size()) != 0) return MysqlError(m, sql.substr(0, 80));
+  while (true) {
+    if (MYSQL_RES* res = mysql_store_result(m); res != nullptr) mysql_free_result(res);
+    int next = mysql_next_result(m);
+    if (next == -1) return Status::Ok();
+    if (next > 0) return MysqlError(m, sql.substr(0, 80));
+  }
+}
+
+Result<uint64_t> CountRows(MYSQL* m, const std::vector<simkv::WorkloadTable>& tables) {
+  uint64_t total = 0;
+  for (const simkv::WorkloadTable& t : tables) {
+    std::string sql = fmt::format("SELECT COUNT(*) FROM {}.{}", simkv::QuoteName(t.database),
+                                  simkv::QuoteName(t.info.name.original));
+    if (mysql_real_query(m, sql.data(), sql.size()) != 0) return MysqlError(m, sql);
+    MYSQL_RES* res = mysql_store_result(m);
+    if (res == nullptr) return MysqlError(m, sql);
+    MYSQL_ROW row = mysql_fetch_row(res);
+    total += row != nullptr && row[0] != nullptr ? std::strtoull(row[0], nullptr, 10) : 0;
+    mysql_free_result(res);
+  }
+  return total;
+}
+
+// A counter of SHOW GLOBAL STATUS, e.g. Com_insert (INSERT statements run).
+Result<uint64_t> GlobalStatus(MYSQL* m, std::string_view name) {
+  std::string sql = fmt::format("SHOW GLOBAL STATUS LIKE '{}'", name);
+  if (mysql_real_query(m, sql.data(), sql.size()) != 0) return MysqlError(m, sql);
+  MYSQL_RES* res = mysql_store_result(m);
+  if (res == nullptr) return MysqlError(m, sql);
+  MYSQL_ROW row = mysql_fetch_row(res);
+  uint64_t value = row != nullptr && row[1] != nullptr ? std::strtoull(row[1], nullptr, 10) : 0;
+  mysql_free_result(res);
+  return value;
+}
+
+Status Truncate(MYSQL* m, const std::vector<simkv::WorkloadTable>& tables) {
+  for (const simkv::WorkloadTable& t : tables) {
+    RETURN_IF_ERROR(Exec(m, fmt::format("TRUNCATE TABLE {}.{}", simkv::QuoteName(t.database),
+                                        simkv::QuoteName(t.info.name.original))));
+  }
+  return Status::Ok();
+}
+
+Status CreateTables(MYSQL* m, const std::vector<simkv::WorkloadTable>& tables) {
+  for (const simkv::WorkloadTable& t : tables) {
+    std::string db = simkv::QuoteName(t.database);
+    RETURN_IF_ERROR(Exec(m, "DROP DATABASE IF EXISTS " + db));
+  }
+  for (const simkv::WorkloadTable& t : tables) {
+    std::string db = simkv::QuoteName(t.database);
+    RETURN_IF_ERROR(Exec(m, "CREATE DATABASE IF NOT EXISTS " + db));
+    RETURN_IF_ERROR(Exec(m, "USE " + db));
+    RETURN_IF_ERROR(Exec(m, simkv::CreateTableSql(t.info)));
+  }
+  return Status::Ok();
+}
+
+struct RowRef {
+  const event::DmlEvent* event;
+  size_t row;
+};
+
+// BEGIN; INSERT INTO <table> (..) VALUES (..),(..); ... COMMIT for `rows`,
+// one statement per table in order of first appearance.
+Status BuildBatch(const RowRef* rows, size_t n, std::string* sql) {
+  std::vector<std::pair<const event::TableSchema*, std::string>> stmts;
+  for (size_t i = 0; i < n; ++i) {
+    const event::DmlEvent& e = *rows[i].event;
+    const event::TableSchema* schema = e.schema.get();
+    auto it = std::find_if(stmts.begin(), stmts.end(),
+                           [schema](const auto& s) { return s.first == schema; });
+    std::string* out = nullptr;
+    if (it == stmts.end()) {
+      out = &stmts.emplace_back(schema, "INSERT INTO " + schema->QuotedName() + " (").second;
+      bool first = true;
+      for (size_t c = 0; c < schema->columns().size(); ++c) {
+        if (schema->IsGenerated(static_cast<int>(c))) continue;
+        if (!first) out->push_back(',');
+        first = false;
+        sink::AppendQuotedName(schema->columns()[c].name.original, out);
+      }
+      out->append(") VALUES ");
+    } else {
+      out = &it->second;
+      out->push_back(',');
+    }
+    const std::vector<codec::Datum>& row = e.rows[rows[i].row].row;
+    out->push_back('(');
+    bool first = true;
+    for (size_t c = 0; c < schema->columns().size(); ++c) {
+      if (schema->IsGenerated(static_cast<int>(c))) continue;
+      if (!first) out->push_back(',');
+      first = false;
+      RETURN_IF_ERROR(sink::AppendLiteral(row[c], schema->columns()[c], out));
+    }
+    out->push_back(')');
+  }
+  sql->assign("BEGIN;");
+  for (const auto& s : stmts) {
+    sql->append(s.second);
+    sql->push_back(';');
+  }
+  sql->append("COMMIT");
+  return Status::Ok();
+}
+
+struct RunResult {
+  double seconds = 0;
+  double cpu_s = 0;
+  uint64_t batches = 0;    // Downstream transactions.
+  double first_row_s = 0;  // Until the first row was written (sink runs).
+  uint64_t inserts = 0;    // INSERT statements the server ran (Com_insert).
+};
+
+Result<RunResult> RunBaseline(const sink::SinkUri& uri, const Args& args,
+                              const std::vector<event::DmlEventPtr>& events) {
+  std::vector<RowRef> rows;
+  for (const event::DmlEventPtr& e : events) {
+    for (size_t i = 0; i < e->rows.size(); ++i) {
+      if (e->rows[i].kind != event::RowKind::kInsert) {
+        return Internal(fmt::format("baseline: a {} row in table {} at commit ts {} key {}",
+                                    event::RowKindName(e->rows[i].kind), e->physical_table_id,
+                                    e->commit_ts.value(), e->rows[i].raw_key.size()));
+      }
+      rows.push_back(RowRef{e.get(), i});
+    }
+  }
+  std::vector<Conn> conns;
+  for (int i = 0; i < args.mysql_workers; ++i) {
+    ASSIGN_OR_RETURN(Conn c, Connect(uri));
+    conns.push_back(std::move(c));
+  }
+  const size_t batch = static_cast<size_t>(args.mysql_batch);
+  const size_t num_batches = (rows.size() + batch - 1) / batch;
+  std::atomic<size_t> next{0};
+  std::vector<Status> status(conns.size());
+  CpuSnapshot cpu0 = CpuSnapshot::Now();
+  auto start = SteadyClock::now();
+  {
+    ThreadGroup threads;
+    for (size_t w = 0; w < conns.size(); ++w) {
+      threads.Start(fmt::format("baseline-{}", w), [&, w](StopToken) {
+        std::string sql;
+        for (size_t b = next.fetch_add(1); b < num_batches; b = next.fetch_add(1)) {
+          size_t first = b * batch;
+          Status s = BuildBatch(&rows[first], std::min(batch, rows.size() - first), &sql);
+          if (s.ok()) s = Exec(conns[w].get(), sql);
+          if (!s.ok()) {
+            status[w] = s;
+            return;
+          }
+        }
+      });
+    }
+    threads.Join();
+  }
+  RunResult r{SecondsSince(start), CpuSince(cpu0).total_s, num_batches, 0};
+  for (const Status& s : status) RETURN_IF_ERROR(s);
+  return r;
+}
+
+Result<std::unique_ptr<sink::MysqlSink>> NewSink(const sink::SinkUri& base, const Args& args,
+                                                 Ts start) {
+  sink::SinkUri uri = base;
+  uri.params["worker-count"] = std::to_string(args.mysql_workers);
+  uri.params["max-txn-row"] = std::to_string(args.mysql_batch);
+  sink::MysqlSinkOptions o;
+  o.changefeed_id = "default/datapath-bench";
+  o.start_ts = start;
+  o.replicating_ts = start;  // Every row is new: no safe mode.
+  o.clock = Clock::Real();
+  return sink::MysqlSink::Create(uri, o);
+}
+
+Result<RunResult> RunSink(const sink::SinkUri& uri, const Args& args,
+                          const std::vector<event::DmlEventPtr>& captured, uint64_t rows,
+                          Ts start) {
+  std::vector<event::DmlEventPtr> events;
+  for (const event::DmlEventPtr& e : captured) events.push_back(CopyEvent(*e));
+  ASSIGN_OR_RETURN(auto mysql, NewSink(uri, args, start));
+  MeteredSink metered(mysql.get(), false);
+  CpuSnapshot cpu0 = CpuSnapshot::Now();
+  auto begin = SteadyClock::now();
+  for (event::DmlEventPtr& e : events) metered.AddDmlEvent(std::move(e));
+  Status s = metered.WaitRows(rows, std::chrono::seconds(args.timeout_s));
+  RunResult r{SecondsSince(begin), CpuSince(cpu0).total_s, mysql->stats().batches_written,
+              std::chrono::duration<double>(metered.first_flush() - begin).count()};
+  metered.Close();
+  RETURN_IF_ERROR(s);
+  return r;
+}
+
+Result<RunResult> RunDatapath(BenchCluster& cluster, const sink::SinkUri& uri, const Args& args,
+                              uint64_t rows) {
+  ASSIGN_OR_RETURN(auto mysql, NewSink(uri, args, cluster.start_ts()));
+  MeteredSink metered(mysql.get(), false);
+  CpuSnapshot cpu0 = CpuSnapshot::Now();
+  auto begin = SteadyClock::now();
+  Result<std::unique_ptr<testing::DataPathDriver>> path =
+      cluster.StartPath(&metered, cluster.start_ts());
+  Status s = path.status();
+  if (s.ok()) s = metered.WaitRows(rows, cluster.timeout());
+  RunResult r{SecondsSince(begin), CpuSince(cpu0).total_s, mysql->stats().batches_written,
+              std::chrono::duration<double>(metered.first_flush() - begin).count()};
+  if (path.ok()) (*path)->Stop();
+  metered.Close();
+  RETURN_IF_ERROR(s);
+  return r;
+}
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+void Print(const char* name, int round, uint64_t rows, uint64_t bytes, const RunResult& r,
+           double baseline_rows_per_s, const Args& args) {
+  const double rate = static_cast<double>(rows) / r.seconds;
+  std::string ratio =
+      baseline_rows_per_s > 0 ? fmt::format(" ratio={:.2f}", rate / baseline_rows_per_s) : "";
+  std::printf(
+      "BENCH %s round=%d rows=%llu seconds=%.3f rows_per_s=%.0f mib_per_s=%.2f cpu_s=%.2f "
+      "workers=%d batch=%d txns_downstream=%llu inserts=%llu first_row_s=%.2f%s\n",
+      name, round, static_cast<unsigned long long>(rows), r.seconds, rate,
+      static_cast<double>(bytes) / kMiB / r.seconds, r.cpu_s, args.mysql_workers, args.mysql_batch,
+      static_cast<unsigned long long>(r.batches), static_cast<unsigned long long>(r.inserts),
+      r.first_row_s, ratio.c_str());
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+Status RunMysql(const Args& args, const std::string& dir) {
+  const char* env = std::getenv("SLUICE_TEST_MYSQL");
+  if (env == nullptr || *env == '\0') {
+    std::printf("# mysql: SLUICE_TEST_MYSQL is not set; skipping the MariaDB runs\n");
+    return Status::Ok();
+  }
+  ASSIGN_OR_RETURN(sink::SinkUri uri, sink::SinkUri::Parse(env));
+  ASSIGN_OR_RETURN(auto cluster, BenchCluster::Start(args, 4, dir + "/mysql"));
+  uint64_t rows = 0;
+  ASSIGN_OR_RETURN(std::vector<simkv::PreparedTxn> txns,
+                   cluster->Pregenerate(args.mysql_txns, &rows));
+  RETURN_IF_ERROR(cluster->ApplyAll(txns));
+  txns.clear();
+
+  // The rows as the sink receives them.
+  sink::BlackholeSink blackhole;
+  MeteredSink capture(&blackhole, true);
+  {
+    ASSIGN_OR_RETURN(auto path, cluster->StartPath(&capture, cluster->start_ts()));
+    RETURN_IF_ERROR(capture.WaitRows(rows, cluster->timeout()));
+    path->Stop();
+  }
+  const std::vector<event::DmlEventPtr> events = capture.TakeCaptured();
+  const uint64_t bytes = blackhole.bytes();
+
+  const std::vector<simkv::WorkloadTable> tables = cluster->workload().Tables();
+  ASSIGN_OR_RETURN(Conn admin, Connect(uri));
+  RETURN_IF_ERROR(CreateTables(admin.get(), tables));
+  // Runs one of the three, counts the server's INSERT statements, checks
+  // the rows and empties the tables.
+  auto measure = [&](const char* what,
+                     const std::function<Result<RunResult>()>& run) -> Result<RunResult> {
+    ASSIGN_OR_RETURN(uint64_t before, GlobalStatus(admin.get(), "Com_insert"));
+    ASSIGN_OR_RETURN(RunResult r, run());
+    ASSIGN_OR_RETURN(uint64_t after, GlobalStatus(admin.get(), "Com_insert"));
+    r.inserts = after - before;
+    ASSIGN_OR_RETURN(uint64_t n, CountRows(admin.get(), tables));
+    if (n != rows) return Internal(fmt::format("{}: {} rows downstream, want {}", what, n, rows));
+    RETURN_IF_ERROR(Truncate(admin.get(), tables));
+    return r;
+  };
+  // Per round: baseline, sink, whole path; rates and ratios to the same
+  // round's baseline.
+  std::vector<double> base_rates, sink_rates, path_rates, sink_ratios, path_ratios;
+  const double n = static_cast<double>(rows);
+  for (int round = 1; round <= args.mysql_rounds; ++round) {
+    ASSIGN_OR_RETURN(RunResult base,
+                     measure("baseline", [&] { return RunBaseline(uri, args, events); }));
+    const double base_rate = n / base.seconds;
+    Print("mysql_baseline", round, rows, bytes, base, 0, args);
+    ASSIGN_OR_RETURN(RunResult direct, measure("sink", [&] {
+                       return RunSink(uri, args, events, rows, cluster->start_ts());
+                     }));
+    Print("mysql_sink", round, rows, bytes, direct, base_rate, args);
+    ASSIGN_OR_RETURN(RunResult path,
+                     measure("datapath", [&] { return RunDatapath(*cluster, uri, args, rows); }));
+    Print("mysql_datapath", round, rows, bytes, path, base_rate, args);
+    base_rates.push_back(base_rate);
+    sink_rates.push_back(n / direct.seconds);
+    path_rates.push_back(n / path.seconds);
+    sink_ratios.push_back(n / direct.seconds / base_rate);
+    path_ratios.push_back(n / path.seconds / base_rate);
+  }
+  std::printf(
+      "BENCH mysql_summary baseline_rows_per_s=%.0f sink_rows_per_s=%.0f "
+      "datapath_rows_per_s=%.0f sink_ratio=%.2f datapath_ratio=%.2f rounds=%d "
+      "(medians; ratios per round)\n",
+      Median(base_rates), Median(sink_rates), Median(path_rates), Median(sink_ratios),
+      Median(path_ratios), args.mysql_rounds);
+  std::fflush(stdout);
+  return Status::Ok();
+}
+
+}  // namespace sluice::bench
