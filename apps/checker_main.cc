@@ -28,12 +28,13 @@ struct Flags {
   std::string truth;
   uint64_t ts = 0;
   std::string mysql;
+  std::vector<std::string> schemas;  // Empty = every user schema.
   std::string storage;
   std::string protocol = "csv";
 };
 
 Result<checker::DatabaseState> Actual(const Flags& f, const checker::DatabaseState& expected) {
-  if (!f.mysql.empty()) return checker::ReadMysqlState(f.mysql, expected);
+  if (!f.mysql.empty()) return checker::ReadMysqlState(f.mysql, expected, f.schemas);
   ASSIGN_OR_RETURN(sink::SinkUri uri,
                    sink::SinkUri::Parse("file://" + f.storage + "?protocol=" + f.protocol));
   ASSIGN_OR_RETURN(auto options, sink::storage::StorageSinkOptions::FromUri(uri));
@@ -71,6 +72,8 @@ int main(int argc, char** argv) {
   auto* mysql = app.add_option("--mysql", f.mysql, "downstream MySQL URI (mysql://...)");
   auto* storage = app.add_option("--storage", f.storage, "storage-sink directory");
   app.add_option("--protocol", f.protocol, "storage protocol: csv or canal-json");
+  app.add_option("--schemas", f.schemas, "only these downstream schemas (comma-separated)")
+      ->delimiter(',');
   mysql->excludes(storage);
   try {
     app.parse(argc, argv);

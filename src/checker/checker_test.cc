@@ -156,6 +156,8 @@ TEST(CheckerMysqlTest, ReadsTablesBackAndFindsDifferences) {
       << mysql_error(m);
   for (const char* sql :
        {"DROP DATABASE IF EXISTS shop", "CREATE DATABASE shop",
+        "DROP DATABASE IF EXISTS shop_other", "CREATE DATABASE shop_other",
+        "CREATE TABLE shop_other.t (id INT PRIMARY KEY)",
         "CREATE TABLE shop.items (id BIGINT PRIMARY KEY, name VARCHAR(20), price DOUBLE, "
         "flags BIT(8))",
         "INSERT INTO shop.items VALUES (1, 'a', 1.5, 5), (2, NULL, 2, 0), (3, 'x', 0, 1)"}) {
@@ -166,7 +168,8 @@ TEST(CheckerMysqlTest, ReadsTablesBackAndFindsDifferences) {
   Put(&truth, 20, 2, {codec::Datum::Null(), codec::Datum::Float64(2), codec::Datum::Bit(0)});
   auto expected = ExpectedState(truth, Snapshot(), Ts(20));
   ASSERT_TRUE(expected.ok());
-  auto actual = ReadMysqlState(uri, *expected);
+  // Other tests use the same server: only `shop` is ours.
+  auto actual = ReadMysqlState(uri, *expected, {"shop"});
   ASSERT_TRUE(actual.ok()) << actual.status().ToString();
   DiffReport r = Compare(*expected, *actual);
   std::ostringstream report;
@@ -174,9 +177,15 @@ TEST(CheckerMysqlTest, ReadsTablesBackAndFindsDifferences) {
   ASSERT_EQ(r.differences.size(), 1u) << report.str();  // Row 3 is extra.
   EXPECT_EQ(r.differences[0].kind, Difference::Kind::kExtraRow);
   EXPECT_EQ(r.differences[0].actual, (RowValues{"3", "x", "0", "1"}));
+  // Unscoped, every user schema counts: shop_other.t is an extra table.
+  auto everything = ReadMysqlState(uri, *expected);
+  ASSERT_TRUE(everything.ok()) << everything.status().ToString();
+  EXPECT_EQ(everything->count(TableName{"shop_other", "t"}), 1u);
+  EXPECT_EQ(actual->count(TableName{"shop_other", "t"}), 0u);
   EXPECT_EQ(ReadMysqlState("mysql://root@127.0.0.1:1/", *expected).status().code(),
             Code::kUnavailable);
   EXPECT_EQ(mysql_query(m, "DROP DATABASE shop"), 0);
+  EXPECT_EQ(mysql_query(m, "DROP DATABASE shop_other"), 0);
   mysql_close(m);
 }
 

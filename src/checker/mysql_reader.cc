@@ -92,7 +92,8 @@ bool IsSystemSchema(const std::string& lower) {
 
 }  // namespace
 
-Result<DatabaseState> ReadMysqlState(const std::string& uri, const DatabaseState& expected) {
+Result<DatabaseState> ReadMysqlState(const std::string& uri, const DatabaseState& expected,
+                                     const std::vector<std::string>& schemas) {
   ASSIGN_OR_RETURN(Conn m, Connect(uri));
   std::vector<std::pair<std::string, std::string>> tables;
   RETURN_IF_ERROR(Query(m.get(),
@@ -106,6 +107,10 @@ Result<DatabaseState> ReadMysqlState(const std::string& uri, const DatabaseState
   for (const auto& [schema, table] : tables) {
     TableName name{Lower(schema), Lower(table)};
     if (IsSystemSchema(name.first)) continue;
+    if (!schemas.empty() && std::none_of(schemas.begin(), schemas.end(),
+                                         [&](const auto& s) { return Lower(s) == name.first; })) {
+      continue;
+    }
     auto want = expected.find(name);
     if (want == expected.end()) {
       state.emplace(name, TableData{});

@@ -6,15 +6,18 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "checker/table_state.h"
 #include "common/status.h"
 
 namespace sluice::checker {
 
-// `uri` is a sink URI: mysql://user:pass@host:port/. Unavailable when the
-// server cannot be reached; InvalidArgument for a bad URI; Corruption when an
-// expected column is missing downstream.
-Result<DatabaseState> ReadMysqlState(const std::string& uri, const DatabaseState& expected);
+// `uri` is a sink URI: mysql://user:pass@host:port/. `schemas` limits the
+// read to those schemas; empty = every user schema. Unavailable when the
+// server cannot be reached; InvalidArgument for a bad URI; Corruption when
+// an expected column is missing downstream.
+Result<DatabaseState> ReadMysqlState(const std::string& uri, const DatabaseState& expected,
+                                     const std::vector<std::string>& schemas = {});
 
 }  // namespace sluice::checker
