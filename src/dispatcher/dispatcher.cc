@@ -49,8 +49,8 @@ void BasicDispatcher::OnResolved(Ts ts) {
   Enqueue(std::move(item));
 }
 
-void BasicDispatcher::OnError(Status status) {
-  Fail(status.WithContext("event service"), Ts(checkpoint().value() + 1));
+void BasicDispatcher::OnError(Status status, Ts failing_ts) {
+  Fail(status.WithContext("event service"), failing_ts);
 }
 
 void BasicDispatcher::Enqueue(Item item) {

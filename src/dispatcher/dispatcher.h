@@ -72,7 +72,7 @@ class BasicDispatcher : public eventservice::EventConsumer,
   void OnDml(event::DmlEventPtr dml) override;
   void OnDdl(event::DdlEventPtr ddl) override;
   void OnResolved(Ts ts) override;
-  void OnError(Status status) override;
+  void OnError(Status status, Ts failing_ts) override;
 
   // The maintainer's answer for the block event at `block_ts`. An answer for
   // an event already done is acknowledged with DONE again; one for an event

@@ -208,10 +208,10 @@ TEST_F(EventDispatcherTest, DdlWriteFailureReportsTheDdlTs) {
 TEST_F(EventDispatcherTest, EventServiceErrorStopsTheDispatcher) {
   auto d = Make();
   d->OnResolved(Ts(150));
-  d->OnError(Corruption("mount row of table 100 at commit ts 160: bad row"));
+  d->OnError(Corruption("mount row of table 100 at commit ts 160: bad row"), Ts(160));
   ASSERT_EQ(errors().size(), 1u);
   EXPECT_EQ(errors()[0].status.code(), Code::kCorruption);
-  EXPECT_EQ(errors()[0].failing_ts, Ts(151));
+  EXPECT_EQ(errors()[0].failing_ts, Ts(160));
 }
 
 TEST_F(EventDispatcherTest, CloseDropsHeldEventsAndAcksThem) {

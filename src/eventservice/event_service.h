@@ -67,8 +67,10 @@ class EventConsumer {
   // unchanged, every resolved_interval while nothing else is sent.
   virtual void OnResolved(Ts ts) = 0;
   // The dispatcher cannot go on (undecodable row, schema or store failure,
-  // filter error); nothing more is delivered to it.
-  virtual void OnError(Status status) = 0;
+  // filter error); nothing more is delivered to it. `failing_ts` is the
+  // commit ts of the first event it could not deliver (for an undecodable
+  // row, that row's commit ts).
+  virtual void OnError(Status status, Ts failing_ts) = 0;
 };
 
 // The changefeed's row filter: true drops the row. Called with the schema

@@ -151,6 +151,7 @@ TEST_F(EventServiceTest, UndecodableRowFailsTheDispatcherWithTableAndTs) {
   EXPECT_EQ(items[1].status.code(), Code::kCorruption);
   EXPECT_NE(items[1].status.message().find("table 100"), std::string_view::npos);
   EXPECT_NE(items[1].status.message().find("commit ts 30"), std::string_view::npos);
+  EXPECT_EQ(items[1].ts, Ts(30));  // The failing ts is the bad row's commit ts.
   // Nothing more after the error, not even keep-alive marks.
   kv->AdvanceResolvedTs(Ts(50));
   clock_.Advance(std::chrono::seconds(3));
@@ -167,6 +168,7 @@ TEST_F(EventServiceTest, SubscriptionErrorIsReportedOnTick) {
   clock_.Advance(options_.tick_interval);
   ASSERT_TRUE(PollUntil([&] { return rec.count('E') == 1; })) << rec.Summary();
   EXPECT_EQ(rec.items().back().status.code(), Code::kIncompatible);
+  EXPECT_EQ(rec.items().back().ts, Ts(11));  // Nothing after the start ts was delivered.
 }
 
 TEST_F(EventServiceTest, TableTriggerReceivesEveryDdlAndResolved) {

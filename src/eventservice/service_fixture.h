@@ -91,9 +91,9 @@ class Recorder : public EventConsumer {
     MutexLock lock(&mu_);
     items_.push_back(Item{'R', nullptr, nullptr, ts, Status()});
   }
-  void OnError(Status status) override EXCLUDES(mu_) {
+  void OnError(Status status, Ts failing_ts) override EXCLUDES(mu_) {
     MutexLock lock(&mu_);
-    items_.push_back(Item{'E', nullptr, nullptr, Ts(), std::move(status)});
+    items_.push_back(Item{'E', nullptr, nullptr, failing_ts, std::move(status)});
   }
 
   void AckAll() EXCLUDES(mu_) {

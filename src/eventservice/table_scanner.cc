@@ -42,7 +42,9 @@ class TableScan {
   const std::vector<int>& UkColumns(const event::TableSchemaPtr& schema);
   Result<std::unique_ptr<eventstore::EventIterator>> Open(const ScanStart& start);
   ScanOutcome SchemaError(const Status& st);
-  ScanOutcome Fail(const Status& st) { return FailDispatcher(d_, p_, st); }
+  ScanOutcome Fail(const Status& st, std::optional<Ts> ts = std::nullopt) {
+    return FailDispatcher(d_, p_, st, ts);
+  }
 
   const ScanContext& ctx_;
   DispatcherState& d_;
@@ -167,7 +169,8 @@ MaybeOutcome TableScan::BeginTxn(const RawKvEntry& row,
     return ScanOutcome::kRetryLater;
   } else if (schema.status().code() != Code::kNotFound) {
     return Fail(schema.status().WithContext(
-        fmt::format("schema of table {} at ts {}", d_.table_id, Prev(commit).value())));
+                    fmt::format("schema of table {} at ts {}", d_.table_id, Prev(commit).value())),
+                commit);
   } else {
     // The table is gone (dropped or truncated): TiCDC skips such rows.
     LOG_DEBUG("table {} does not exist at ts {}: skipping its rows", d_.table_id,
@@ -342,12 +345,14 @@ void DeliverResolved(const ScanContext& ctx, DispatcherState& d, ScanProgress& p
   d.consumer->OnResolved(ts);
 }
 
-ScanOutcome FailDispatcher(DispatcherState& d, ScanProgress& p, const Status& status) {
+ScanOutcome FailDispatcher(DispatcherState& d, ScanProgress& p, const Status& status,
+                           std::optional<Ts> failing_ts) {
   if (p.failed) return ScanOutcome::kFailed;
   p.failed = true;
-  LOG_WARN("event service: dispatcher {}-{} of table {} failed: {}", d.id.high, d.id.low,
-           d.table_id, status.ToString());
-  d.consumer->OnError(status);
+  Ts ts = failing_ts.value_or(Ts(p.sent_ts.value() + 1));
+  LOG_WARN("event service: dispatcher {}-{} of table {} failed at ts {}: {}", d.id.high, d.id.low,
+           d.table_id, ts.value(), status.ToString());
+  d.consumer->OnError(status, ts);
   return ScanOutcome::kFailed;
 }
 

@@ -4,6 +4,8 @@
 // what it read and leaves the position in ScanProgress.
 #pragma once
 
+#include <optional>
+
 #include "common/clock.h"
 #include "eventservice/dispatcher_state.h"
 #include "eventservice/event_service.h"
@@ -35,6 +37,8 @@ ScanOutcome ScanTableTrigger(const ScanContext& ctx, DispatcherState& d, ScanPro
 // Delivers a resolved mark if `ts` is above the last one.
 void DeliverResolved(const ScanContext& ctx, DispatcherState& d, ScanProgress& p, Ts ts);
 // Marks the dispatcher failed and delivers OnError.
-ScanOutcome FailDispatcher(DispatcherState& d, ScanProgress& p, const Status& status);
+// `failing_ts` defaults to the first ts not yet delivered (sent_ts + 1).
+ScanOutcome FailDispatcher(DispatcherState& d, ScanProgress& p, const Status& status,
+                           std::optional<Ts> failing_ts = std::nullopt);
 
 }  // namespace sluice::eventservice
