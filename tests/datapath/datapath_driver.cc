@@ -64,37 +64,19 @@ Status DataPathDriver::Init() {
   MutexLock lock(&mu_);
   checkpoint_ = start;
   for (const event::TableRef& ref : *tables) RETURN_IF_ERROR(AddTable(ref, start));
-  dispatcher::DispatcherOptions o;
-  o.id = NextId();
-  o.table_id = kTrigger;
-  o.start_ts = start;
-  o.sink = options_.sink;
-  o.executor = &executor_;
-  eventservice::EventService* service = service_.get();
-  DispatcherId id = o.id;
-  o.ack_bytes = [service, id](size_t bytes) { service->Ack(id, bytes); };
-  o.on_block_status = [this](const BlockStatus& s) {
-    MutexLock l(&mu_);
-    inbox_.push_back(s);
-    cv_.SignalAll();
-  };
-  o.on_error = [this](const dispatcher::DispatcherError& e) {
-    MutexLock l(&mu_);
-    SetError(e.status.WithContext(fmt::format("dispatcher failed at ts {}", e.failing_ts.value())));
-  };
+  dispatcher::DispatcherOptions o = DispatcherOptionsFor(kTrigger, start);
   ASSIGN_OR_RETURN(trigger_, dispatcher::TableTriggerDispatcher::Create(o));
-  RETURN_IF_ERROR(service_->RegisterTableTrigger(id, start, trigger_.get()));
+  RETURN_IF_ERROR(service_->RegisterTableTrigger(o.id, start, trigger_.get()));
   thread_.Start("dp-driver", [this](const StopToken& token) { Loop(token); });
   return Status::Ok();
 }
 
 DispatcherId DataPathDriver::NextId() { return DispatcherId{0, next_id_++}; }
 
-Status DataPathDriver::AddTable(const event::TableRef& ref, Ts start) {
-  if (tables_.count(ref.table_id) > 0) return Status::Ok();
+dispatcher::DispatcherOptions DataPathDriver::DispatcherOptionsFor(int64_t table_id, Ts start) {
   dispatcher::DispatcherOptions o;
   o.id = NextId();
-  o.table_id = ref.table_id;
+  o.table_id = table_id;
   o.start_ts = start;
   o.sink = options_.sink;
   o.executor = &executor_;
@@ -106,13 +88,19 @@ Status DataPathDriver::AddTable(const event::TableRef& ref, Ts start) {
     inbox_.push_back(s);
     cv_.SignalAll();
   };
-  o.on_error = [this](const dispatcher::DispatcherError& e) {
+  o.on_error = [this, table_id](const dispatcher::DispatcherError& e) {
     MutexLock l(&mu_);
-    SetError(e.status.WithContext(fmt::format("dispatcher failed at ts {}", e.failing_ts.value())));
+    AddError(PathError{"dispatcher", table_id, e.status, e.failing_ts});
   };
+  return o;
+}
+
+Status DataPathDriver::AddTable(const event::TableRef& ref, Ts start) {
+  if (tables_.count(ref.table_id) > 0) return Status::Ok();
+  dispatcher::DispatcherOptions o = DispatcherOptionsFor(ref.table_id, start);
   ASSIGN_OR_RETURN(auto d, dispatcher::EventDispatcher::Create(o));
   eventservice::DispatcherRegistration r;
-  r.id = id;
+  r.id = o.id;
   r.table_id = ref.table_id;
   r.start_ts = start;
   r.memory_budget = options_.memory_budget;
@@ -167,7 +155,7 @@ void DataPathDriver::Handle(const BlockStatus& s) {
     for (int64_t tid : s.tables_to_drop) RemoveTable(tid);
     for (const event::TableRef& ref : s.tables_to_add) {
       Status st = AddTable(ref, s.block_ts);
-      if (!st.ok()) SetError(st);
+      if (!st.ok()) AddError(PathError{"driver", ref.table_id, st, s.block_ts});
     }
     return;
   }
@@ -202,13 +190,17 @@ void DataPathDriver::FinishBarrier(Ts ts) {
   }
   for (const event::TableRef& ref : b.ddl->tables_to_add) {
     Status st = AddTable(ref, ts);
-    if (!st.ok()) SetError(st);
+    if (!st.ok()) AddError(PathError{"driver", ref.table_id, st, ts});
   }
 }
 
 void DataPathDriver::Tick() {
-  if (Status s = options_.sink->status(); !s.ok()) SetError(s.WithContext("sink"));
-  if (Status s = schema_->status(); !s.ok()) SetError(s.WithContext("schema store"));
+  if (Status s = options_.sink->status(); !s.ok() && !HasError("sink")) {
+    AddError(PathError{"sink", 0, s, Ts(checkpoint_.value() + 1)});
+  }
+  if (Status s = schema_->status(); !s.ok() && !HasError("schema store")) {
+    AddError(PathError{"schema store", 0, s, schema_->failed_ts()});
+  }
   Ts min = trigger_->checkpoint();
   for (const auto& [tid, t] : tables_) {
     Ts c = t.dispatcher->checkpoint();
@@ -235,9 +227,32 @@ void DataPathDriver::Loop(const StopToken& token) {
   }
 }
 
-void DataPathDriver::SetError(const Status& s) {
-  if (status_.ok() && !s.ok()) status_ = s;
+void DataPathDriver::AddError(PathError e) {
+  if (status_.ok()) {
+    status_ = e.status.WithContext(
+        fmt::format("{} of table {} failed at ts {}", e.source, e.table_id, e.failing_ts.value()));
+  }
+  errors_.push_back(std::move(e));
   cv_.SignalAll();
+}
+
+bool DataPathDriver::HasError(std::string_view source) const {
+  for (const PathError& e : errors_) {
+    if (e.source == source) return true;
+  }
+  return false;
+}
+
+std::vector<PathError> DataPathDriver::errors() const {
+  MutexLock lock(&mu_);
+  return errors_;
+}
+
+std::optional<Ts> DataPathDriver::TableCheckpoint(int64_t table_id) const {
+  MutexLock lock(&mu_);
+  auto it = tables_.find(table_id);
+  if (it == tables_.end()) return std::nullopt;
+  return it->second.dispatcher->checkpoint();
 }
 
 Ts DataPathDriver::checkpoint() const {

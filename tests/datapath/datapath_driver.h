@@ -17,8 +17,11 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "common/clock.h"
 #include "common/lifecycle.h"
@@ -46,6 +49,16 @@ struct DataPathOptions {
   size_t memory_budget = 8 << 20;  // Per dispatcher.
 };
 
+// One failure of the path: where (a table's dispatcher (table 0 is the
+// table trigger), the schema store, the sink, the driver) and the commit ts
+// it could not get past.
+struct PathError {
+  std::string source;
+  int64_t table_id = 0;
+  Status status;
+  Ts failing_ts;
+};
+
 struct DataPathStats {
   uint64_t barriers = 0;
   uint64_t tables_added = 0;
@@ -66,6 +79,11 @@ class DataPathDriver {
   // OK, or the first error (a dispatcher's, the sink's or the schema
   // store's), with the failing ts in the message.
   Status status() const EXCLUDES(mu_);
+  // Every failure so far, in the order they were seen (each source once per
+  // table). A failed table stops; the others go on as far as they can.
+  std::vector<PathError> errors() const EXCLUDES(mu_);
+  // The checkpoint of one table's dispatcher; nullopt if it has none.
+  std::optional<Ts> TableCheckpoint(int64_t table_id) const EXCLUDES(mu_);
   // Waits until checkpoint() >= ts; the error if the path fails first;
   // Timeout after `timeout`.
   Status WaitCheckpoint(Ts ts, std::chrono::milliseconds timeout) EXCLUDES(mu_);
@@ -94,7 +112,9 @@ class DataPathDriver {
   std::set<DispatcherId> Involved(const event::DdlEvent& ddl) const REQUIRES(mu_);
   std::shared_ptr<dispatcher::BasicDispatcher> Find(DispatcherId id) const REQUIRES(mu_);
   void Tick() REQUIRES(mu_);
-  void SetError(const Status& s) REQUIRES(mu_);
+  void AddError(PathError e) REQUIRES(mu_);
+  bool HasError(std::string_view source) const REQUIRES(mu_);
+  dispatcher::DispatcherOptions DispatcherOptionsFor(int64_t table_id, Ts start) REQUIRES(mu_);
   DispatcherId NextId() REQUIRES(mu_);
 
   const DataPathOptions options_;
@@ -113,6 +133,7 @@ class DataPathDriver {
   std::map<Ts, Barrier> barriers_ GUARDED_BY(mu_);
   Ts checkpoint_ GUARDED_BY(mu_);
   Status status_ GUARDED_BY(mu_);
+  std::vector<PathError> errors_ GUARDED_BY(mu_);
   DataPathStats stats_ GUARDED_BY(mu_);
   uint64_t next_id_ GUARDED_BY(mu_) = 1;
   bool stopped_ GUARDED_BY(mu_) = false;

@@ -1,0 +1,80 @@
+// Shared pieces of the data-path scenario tests: a simkv cluster with the
+// TiDB-like workload, the data path started on it, the downstream MariaDB
+// prepared and read back, and the ground truth at a ts.
+//
+// Each scenario owns one workload database (a different name per test
+// binary, so binaries can run side by side against one MariaDB) and one
+// changefeed id (unique per scenario, kept across its restarts, so the
+// sink's ddl_ts rows of one run never leak into another).
+//
+// Not thread-safe: one test thread drives a scenario.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "checker/table_state.h"
+#include "common/status.h"
+#include "common/strong_id.h"
+#include "datapath/datapath_driver.h"
+#include "logpuller/puller_test_util.h"
+#include "simkv/workload.h"
+#include "sink/sink.h"
+
+namespace sluice::testing {
+
+// The workload of the scenarios: two narrow tables, the kitchen-sink table
+// of every column type, a clustered table and a fixed list of DDLs.
+simkv::WorkloadOptions ScenarioWorkload(uint64_t seed, const std::string& database);
+
+// Runs `sql` on the downstream named by `uri`.
+Status ExecSql(const std::string& uri, const std::vector<std::string>& sql);
+
+class DataPathScenario {
+ public:
+  DataPathScenario(uint64_t seed, simkv::WorkloadOptions workload);
+
+  // Starts the cluster, creates the workload's tables, takes the start ts.
+  void SetUpCluster();
+  // Drops the workload database downstream and creates the tables as they
+  // are at the start ts, as a user loads them before a changefeed starts.
+  Status PrepareMysql(const std::string& uri);
+  Result<std::unique_ptr<sink::Sink>> MysqlSink(const std::string& uri, Ts start) const;
+  Result<std::unique_ptr<DataPathDriver>> StartPath(sink::Sink* sink, Ts start);
+  // Runs `steps` workload steps, with faults alongside when `faults`; `mid`
+  // (if set) runs once halfway. Heals the cluster and commits long
+  // transactions at the end.
+  void RunWorkload(int steps, const std::function<void()>& mid, bool faults = true);
+  // The ground truth of every user table at `ts`.
+  Result<checker::DatabaseState> Expected(Ts ts);
+  // The ground truth at `ts` of the tables `keep` accepts.
+  Result<checker::DatabaseState> ExpectedTables(
+      Ts ts, const std::function<bool(const checker::TableName&)>& keep);
+  void TearDown();
+
+  uint64_t seed() const { return seed_; }
+  Ts start() const { return start_; }
+  const std::string& dir() const { return dir_; }
+  const std::string& changefeed_id() const { return changefeed_id_; }
+  const std::string& database() const { return options_.database; }
+  logpuller::testing::PullerEnv& env() { return *env_; }
+  simkv::Workload& workload() { return *workload_; }
+
+ private:
+  const uint64_t seed_;
+  const simkv::WorkloadOptions options_;
+  const std::string changefeed_id_;
+  std::unique_ptr<logpuller::testing::PullerEnv> env_;
+  std::unique_ptr<simkv::Workload> workload_;
+  Ts start_;
+  std::string dir_;
+};
+
+// Compares the MariaDB at `uri` with the ground truth at `ts`: zero
+// differences, at least three tables and some rows compared, and a
+// different state at the start ts (the check sees the workload's rows).
+void CheckMysql(DataPathScenario& sc, const std::string& uri, Ts ts);
+
+}  // namespace sluice::testing

@@ -1,0 +1,239 @@
+// Bad input on the changefeed data path, end to end against simkv and a real
+// MariaDB: a row that does not decode with its table info, a DDL job row
+// that does not parse, and a DDL the downstream refuses for good. Each must
+// become a typed error of the path with the commit ts it could not pass;
+// nothing crashes, the checkpoint never passes the failing ts, and the
+// tables TiCDC's semantics leave running keep going.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <optional>
+#include <sstream>
+#include <thread>
+
+#include "checker/mysql_reader.h"
+#include "codec/rowcodec_v2.h"
+#include "datapath/scenario_fixture.h"
+#include "simkv/ddl_job_row.h"
+#include "simkv/row_writer.h"
+#include "simkv/tidb_tables.h"
+#include "simkv/txn_client.h"
+#include "sink/sink_uri.h"
+
+namespace sluice {
+namespace {
+
+using testing::DataPathScenario;
+using testing::PathError;
+constexpr auto kWait = std::chrono::seconds(60);
+const char kDatabase[] = "badinput";
+
+// Two plain tables and DML only: every DDL of these tests is injected.
+simkv::WorkloadOptions PlainWorkload(uint64_t seed) {
+  simkv::WorkloadOptions w = testing::ScenarioWorkload(seed, kDatabase);
+  w.kitchen_sink_table = false;
+  w.clustered_table = false;
+  w.ddl_every = 0;
+  w.ddl_list.clear();
+  return w;
+}
+
+// Bounded wait on a condition of the running path.
+bool WaitFor(const std::function<bool()>& condition) {
+  auto deadline = std::chrono::steady_clock::now() + kWait;
+  while (!condition()) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return true;
+}
+
+// Commits `value` at `key` (a delete when nullopt) in one transaction;
+// returns its commit ts.
+Ts CommitRaw(DataPathScenario& sc, std::string key, std::optional<std::string> value) {
+  simkv::TxnClient& txn_client = sc.env().cluster->txn();
+  auto txn = txn_client.Begin();
+  EXPECT_TRUE(txn.ok());
+  if (!txn.ok()) return Ts();
+  if (value.has_value()) {
+    txn->Put(std::move(key), std::move(*value));
+  } else {
+    txn->Delete(std::move(key));
+  }
+  auto commit = txn_client.Commit(*txn);
+  EXPECT_TRUE(commit.ok()) << commit.status().ToString();
+  return commit.ok() ? *commit : Ts();
+}
+
+std::string DumpErrors(const std::vector<PathError>& errors) {
+  std::string out;
+  for (const PathError& e : errors) {
+    out += fmt::format("{} table {} at {}: {}\n", e.source, e.table_id, e.failing_ts.value(),
+                       e.status.ToString());
+  }
+  return out;
+}
+
+class DataPathBadInputTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const char* uri = std::getenv("SLUICE_TEST_MYSQL");
+    if (uri == nullptr) GTEST_SKIP() << "SLUICE_TEST_MYSQL is not set";
+    uri_ = uri;
+    sc_ = std::make_unique<DataPathScenario>(7, PlainWorkload(7));
+    sc_->SetUpCluster();
+    ASSERT_TRUE(sc_->PrepareMysql(uri_).ok());
+    tables_ = sc_->workload().Tables();
+    ASSERT_EQ(tables_.size(), 2u);
+  }
+  void TearDown() override {
+    if (path_ != nullptr) path_->Stop();
+    if (sink_ != nullptr) sink_->Close();
+    if (sc_ != nullptr) sc_->TearDown();
+  }
+  void StartPath(const std::string& uri) {
+    auto sink = sc_->MysqlSink(uri, sc_->start());
+    ASSERT_TRUE(sink.ok()) << sink.status().ToString();
+    sink_ = std::move(sink).value();
+    auto path = sc_->StartPath(sink_.get(), sc_->start());
+    ASSERT_TRUE(path.ok()) << path.status().ToString();
+    path_ = std::move(path).value();
+  }
+  // The ground truth of the table named `name` at `ts`, and MariaDB's copy.
+  void ExpectTableMatches(const std::string& name, Ts ts) {
+    auto expected = sc_->ExpectedTables(ts, [&](const checker::TableName& t) {
+      return t == checker::TableName{kDatabase, name};
+    });
+    ASSERT_TRUE(expected.ok()) << expected.status().ToString();
+    ASSERT_EQ(expected->size(), 1u);
+    auto actual = checker::ReadMysqlState(uri_, *expected, {kDatabase});
+    ASSERT_TRUE(actual.ok()) << actual.status().ToString();
+    std::erase_if(*actual, [&](const auto& table) { return expected->count(table.first) == 0; });
+    checker::DiffReport report = checker::Compare(*expected, *actual);
+    std::ostringstream out;
+    report.Print(out);
+    EXPECT_TRUE(report.ok()) << out.str();
+    EXPECT_GT(report.rows_compared, 0u);
+  }
+  int64_t TableId(size_t i) const { return tables_[i].info.id; }
+  std::string TableName(size_t i) const { return tables_[i].info.name.lower; }
+
+  std::string uri_;
+  std::unique_ptr<DataPathScenario> sc_;
+  std::vector<simkv::WorkloadTable> tables_;
+  std::unique_ptr<sink::Sink> sink_;
+  std::unique_ptr<testing::DataPathDriver> path_;
+};
+
+TEST_F(DataPathBadInputTest, UndecodableRowFailsItsTableAtItsTsAndOthersGoOn) {
+  StartPath(uri_);
+  sc_->RunWorkload(30, nullptr, /*faults=*/false);
+  // A row of the first table whose value is not a row at all.
+  simkv::RowWriter writer(tables_[0].info);
+  auto key = writer.Key(1'000'000);
+  ASSERT_TRUE(key.ok());
+  const Ts bad = CommitRaw(*sc_, *key, std::string("\x80\x00garbage", 9));
+  sc_->RunWorkload(30, nullptr, /*faults=*/false);
+  CommitRaw(*sc_, *key, std::nullopt);  // So the ground truth decodes again.
+  auto end = sc_->env().pd->GetTs();
+  ASSERT_TRUE(end.ok());
+
+  // The other table goes past the bad row and through the end.
+  ASSERT_TRUE(WaitFor([&] { return path_->TableCheckpoint(TableId(1)).value_or(Ts()) >= *end; }))
+      << DumpErrors(path_->errors());
+  std::vector<PathError> errors = path_->errors();
+  ASSERT_EQ(errors.size(), 1u) << DumpErrors(errors);
+  EXPECT_EQ(errors[0].source, "dispatcher");
+  EXPECT_EQ(errors[0].table_id, TableId(0));
+  EXPECT_EQ(errors[0].status.code(), Code::kCorruption);
+  EXPECT_EQ(errors[0].failing_ts, bad);
+  EXPECT_EQ(path_->status().code(), Code::kCorruption);
+  EXPECT_NE(path_->status().message().find(std::to_string(bad.value())), std::string_view::npos)
+      << path_->status().ToString();
+  // The failed table and the changefeed stay before the bad row.
+  EXPECT_LT(path_->TableCheckpoint(TableId(0)).value_or(Ts()), bad);
+  EXPECT_LT(path_->checkpoint(), bad);
+  Ts other = *path_->TableCheckpoint(TableId(1));
+  path_->Stop();
+  sink_->Close();
+  ExpectTableMatches(TableName(1), other);
+}
+
+TEST_F(DataPathBadInputTest, DdlJobThatDoesNotParseStopsTheChangefeedBeforeIt) {
+  StartPath(uri_);
+  sc_->RunWorkload(30, nullptr, /*faults=*/false);
+  // A job row whose job_meta is cut in the middle of the JSON document.
+  model::TableInfo job_table = simkv::DdlJobTableInfo();
+  const int64_t ids[] = {job_table.FindColumnByName("job_meta")->id};
+  const codec::Datum values[] = {codec::Datum::Bytes("{\"id\": 9999, \"type\": ")};
+  std::string value;
+  ASSERT_TRUE(codec::EncodeRowV2(ids, values, &value).ok());
+  const Ts bad = CommitRaw(*sc_, simkv::DdlJobRowKey(9999), value);
+  sc_->RunWorkload(30, nullptr, /*faults=*/false);
+
+  // Everything before the job reaches the downstream; nothing after it.
+  const Ts last_good(bad.value() - 1);
+  ASSERT_TRUE(WaitFor([&] { return path_->checkpoint() >= last_good; }))
+      << "checkpoint " << path_->checkpoint().value() << "\n"
+      << DumpErrors(path_->errors());
+  ASSERT_TRUE(WaitFor([&] { return !path_->errors().empty(); }));
+  std::vector<PathError> errors = path_->errors();
+  ASSERT_EQ(errors.size(), 1u) << DumpErrors(errors);
+  EXPECT_EQ(errors[0].source, "schema store");
+  EXPECT_EQ(errors[0].status.code(), Code::kCorruption);
+  EXPECT_EQ(errors[0].failing_ts, bad);
+  EXPECT_EQ(path_->checkpoint(), last_good);
+  path_->Stop();
+  sink_->Close();
+  ExpectTableMatches(TableName(0), last_good);
+  ExpectTableMatches(TableName(1), last_good);
+}
+
+TEST_F(DataPathBadInputTest, DdlTheDownstreamRefusesIsAFatalErrorAtItsTs) {
+  // A sink user that may change rows but not create tables.
+  auto root = sink::SinkUri::Parse(uri_);
+  ASSERT_TRUE(root.ok());
+  ASSERT_TRUE(
+      testing::ExecSql(uri_, {"CREATE USER IF NOT EXISTS 'sluice_nocreate'@'%' IDENTIFIED BY 'pw'",
+                              "GRANT ALL PRIVILEGES ON `tidb_cdc`.* TO 'sluice_nocreate'@'%'",
+                              fmt::format("GRANT SELECT, INSERT, UPDATE, DELETE ON `{}`.* TO "
+                                          "'sluice_nocreate'@'%'",
+                                          kDatabase)})
+          .ok());
+  StartPath(
+      fmt::format("mysql://sluice_nocreate:pw@{}:{}/", root->host, root->port.value_or(3306)));
+  sc_->RunWorkload(20, nullptr, /*faults=*/false);
+  simkv::DdlRequest create;
+  create.kind = simkv::DdlKind::kCreateTable;
+  auto job = sc_->workload().RunDdl(create);
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  sc_->RunWorkload(10, nullptr, /*faults=*/false);
+
+  ASSERT_TRUE(WaitFor([&] { return !path_->status().ok(); }));
+  EXPECT_EQ(path_->status().code(), Code::kInvalidArgument) << path_->status().ToString();
+  // The table trigger (table 0) owns the DDL: it fails at the DDL's ts and
+  // names the job and the server's error.
+  std::vector<PathError> errors = path_->errors();
+  auto trigger = std::find_if(errors.begin(), errors.end(), [](const PathError& e) {
+    return e.source == "dispatcher" && e.table_id == 0;
+  });
+  ASSERT_NE(trigger, errors.end()) << DumpErrors(errors);
+  const Ts ddl_ts = trigger->failing_ts;
+  EXPECT_GE(ddl_ts, Ts(job->binlog->finished_ts));
+  const std::string message(trigger->status.message());
+  EXPECT_NE(message.find(fmt::format("job {}", job->id)), std::string::npos) << message;
+  EXPECT_NE(message.find(fmt::format("commit ts {}", ddl_ts.value())), std::string::npos)
+      << message;
+  EXPECT_NE(message.find("1142"), std::string::npos) << message;
+  for (const PathError& e : errors) {
+    EXPECT_FALSE(e.status.retryable()) << DumpErrors(errors);
+    EXPECT_LE(e.failing_ts, ddl_ts) << DumpErrors(errors);
+  }
+  EXPECT_LT(path_->checkpoint(), ddl_ts);
+  ASSERT_TRUE(testing::ExecSql(uri_, {"DROP USER 'sluice_nocreate'@'%'"}).ok());
+}
+
+}  // namespace
+}  // namespace sluice
