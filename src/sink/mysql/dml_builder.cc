@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <unordered_set>
 
 #include "sink/mysql/row_keys.h"
@@ -188,6 +189,11 @@ bool SameTable(const event::TableSchema& a, const event::TableSchema& b) {
                       a.QuotedName() == b.QuotedName());
 }
 
+// The table an item writes; items without a schema sort first and fail.
+int64_t TableOf(const BatchItem& item) {
+  return item.event->schema == nullptr ? 0 : item.event->schema->table_id();
+}
+
 }  // namespace
 
 Status BuildDmlStatements(const std::vector<BatchItem>& items, const DmlBuildOptions& options,
@@ -209,7 +215,18 @@ Status BuildDmlStatements(const std::vector<BatchItem>& items, const DmlBuildOpt
     return Status::Ok();
   };
 
-  for (const BatchItem& item : items) {
+  // The batch is one downstream transaction and rows of different tables
+  // commute inside it, so the items are grouped by table (keeping their
+  // order within a table): interleaved tables then still form long runs.
+  std::vector<const BatchItem*> ordered;
+  ordered.reserve(items.size());
+  for (const BatchItem& item : items) ordered.push_back(&item);
+  std::stable_sort(ordered.begin(), ordered.end(), [](const BatchItem* a, const BatchItem* b) {
+    return TableOf(*a) < TableOf(*b);
+  });
+
+  for (const BatchItem* ordered_item : ordered) {
+    const BatchItem& item = *ordered_item;
     const event::DmlEvent& e = *item.event;
     if (e.rows.empty()) continue;
     if (e.schema == nullptr) return Corruption("dml event without a table schema");

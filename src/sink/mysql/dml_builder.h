@@ -1,5 +1,8 @@
 // Builds the SQL that writes a batch of DML transactions as one downstream
 // transaction, the way TiCDC's MySQL writer does:
+// - the transactions are grouped by table, keeping their order within a
+//   table (the batch is one downstream transaction, and rows of different
+//   tables commute inside it);
 // - consecutive transactions of one table with the same safe-mode flag form
 //   a run, as long as no row identity repeats inside the run (a repeat
 //   starts a new run, so changes to one row keep their order);

@@ -162,6 +162,21 @@ TEST(DmlBuilderTest, TablesAndSafeModeChangesStartNewRuns) {
   EXPECT_EQ(out[2], "REPLACE INTO `db`.`u` (`id`,`c`) VALUES (2,'c')");
 }
 
+TEST(DmlBuilderTest, InterleavedTablesAreGroupedKeepingOrderWithinATable) {
+  auto a = Narrow();
+  auto b = testing::Schema("db", testing::IntHandleTable(20, "u", {Col(0, "c", mt::kVarchar)}));
+  // b, a, b, a, a: the same row of `a` is inserted, deleted and inserted again.
+  auto out = Build({Txn(b, 10, {Insert(R(1, "b1"))}), Txn(a, 11, {Insert(R(1, "a1"))}),
+                    Txn(b, 12, {Insert(R(2, "b2"))}), Txn(a, 13, {Delete(R(1, "a1"))}),
+                    Txn(a, 14, {Insert(R(1, "a2"))})},
+                   false);
+  ASSERT_EQ(out.size(), 4u);
+  EXPECT_EQ(out[0], "INSERT INTO `db`.`t` (`id`,`c`) VALUES (1,'a1')");
+  EXPECT_EQ(out[1], "DELETE FROM `db`.`t` WHERE (`id`) IN ((1))");
+  EXPECT_EQ(out[2], "INSERT INTO `db`.`t` (`id`,`c`) VALUES (1,'a2')");
+  EXPECT_EQ(out[3], "INSERT INTO `db`.`u` (`id`,`c`) VALUES (1,'b1'),(2,'b2')");
+}
+
 TEST(DmlBuilderTest, RowOfTheWrongWidthIsCorruption) {
   auto s = Narrow();
   auto e = Txn(s, 10, {Insert({Datum::Int64(1)})});
