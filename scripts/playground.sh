@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The main job (README.md). Installs what is missing, builds, and runs the most
-# complete end-to-end demo that exists today (`sluice-demo`; the full
-# playground — simulated upstream → sluice server → local output — replaces it
-# once the server exists).
+# complete end-to-end demo that exists today (`sluice-demo`: simkv's workload
+# through one changefeed's data path into files, checked against the ground
+# truth; the full playground — simulated upstream → sluice server → local
+# output — replaces it once the server exists).
 #   bash scripts/playground.sh [output-dir]
 set -euo pipefail
 cd "$(dirname "$0")/.."
