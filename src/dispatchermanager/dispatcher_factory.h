@@ -1,0 +1,71 @@
+// The seams between a dispatcher manager and the dispatchers and sink it
+// owns. The production implementation wraps dispatcher::EventDispatcher and
+// dispatcher::TableTriggerDispatcher over the changefeed's sink; tests use a
+// stateful fake that records what it created and fails on command.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "common/status.h"
+#include "common/strong_id.h"
+#include "dispatchermanager/messages.h"
+
+namespace sluice::dispatchermanager {
+
+// One live dispatcher, owned by its DispatcherManager. The manager calls it
+// only while holding its fence mutex, so implementations need no locking of
+// their own for these calls; they must not call back into the manager.
+// Destroying a handle that has not finished closing closes the dispatcher
+// without draining (a manager dropped after a failed bootstrap).
+class DispatcherHandle {
+ public:
+  virtual ~DispatcherHandle() = default;
+
+  virtual ComponentState state() const = 0;
+  virtual Ts checkpoint_ts() const = 0;
+
+  // Table-trigger dispatchers only: installs the initial schemas and tables
+  // (post-bootstrap). Returns WritePathClosed() once the write path is closed.
+  virtual Status InitializeTables(const std::vector<SchemaInfo>& schemas) = 0;
+
+  // Starts closing the dispatcher if it is not closing yet. Never blocks.
+  // Returns true once it is fully closed and may be destroyed.
+  virtual bool TryClose() = 0;
+};
+
+// Creates the dispatchers of one changefeed on this node over its sink.
+// Owned by the DispatcherManager. Create() and OnOwnerChanged() are called
+// under the manager's fence mutex; CloseWritePath() may be called from any
+// thread at any time, including while another call is running.
+class DispatcherFactory {
+ public:
+  virtual ~DispatcherFactory() = default;
+
+  // Creates a table, table-trigger or redo dispatcher. Returns
+  // WritePathClosed() once the write path is closed, or the creation error.
+  virtual Result<std::unique_ptr<DispatcherHandle>> Create(const DispatcherConfig& config) = 0;
+
+  // Local fence: stop writing downstream now, without draining. Later
+  // creations fail with WritePathClosed(). Idempotent; must not block on the
+  // manager.
+  virtual void CloseWritePath() = 0;
+
+  // The manager's owner changed to (owner, epoch). For the sink's own
+  // bookkeeping (and test observers); the default does nothing.
+  virtual void OnOwnerChanged(const NodeId& owner, MaintainerEpoch epoch) {}
+};
+
+// Opens the sink of a changefeed on this node, once per dispatcher manager.
+// Called by the orchestrator with the changefeed's request lock held;
+// implementations must be thread-safe across changefeeds.
+class FactoryProvider {
+ public:
+  virtual ~FactoryProvider() = default;
+
+  // Returns WritePathClosed() if the node is shutting down, or the error of
+  // opening the sink.
+  virtual Result<std::unique_ptr<DispatcherFactory>> Open(const BootstrapRequest& request) = 0;
+};
+
+}  // namespace sluice::dispatchermanager
