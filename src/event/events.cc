@@ -37,9 +37,11 @@ size_t RowBytes(const std::vector<codec::Datum>& row) {
 
 }  // namespace
 
+size_t RowChange::ApproximateBytes() const { return RowBytes(row) + RowBytes(pre_row); }
+
 size_t DmlEvent::ApproximateBytes() const {
   size_t n = 0;
-  for (const RowChange& r : rows) n += RowBytes(r.row) + RowBytes(r.pre_row);
+  for (const RowChange& r : rows) n += r.ApproximateBytes();
   return n;
 }
 

@@ -27,6 +27,10 @@ struct RowChange {
   std::vector<codec::Datum> row;      // After image: insert and update.
   std::vector<codec::Datum> pre_row;  // Before image: update and delete.
   std::string raw_key;                // The TiKV record key of the row.
+
+  // Bytes of row data (datum payloads of both images), for quotas and
+  // throughput figures.
+  size_t ApproximateBytes() const;
 };
 
 // One transaction of one table span, or one piece of a transaction too large

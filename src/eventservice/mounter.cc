@@ -41,26 +41,6 @@ Status HandleOnlyImage(const event::TableSchema& schema, const codec::RowHandle&
   return Status::Ok();
 }
 
-size_t ImageBytes(const std::vector<codec::Datum>& row) {
-  // Keep in step with RowBytes in event/events.cc (DmlEvent::ApproximateBytes).
-  size_t n = 0;
-  for (const codec::Datum& d : row) {
-    switch (d.kind()) {
-      case codec::DatumKind::kNull:
-        break;
-      case codec::DatumKind::kBytes:
-      case codec::DatumKind::kJson:
-      case codec::DatumKind::kDecimal:
-      case codec::DatumKind::kVectorFloat32:
-        n += d.bytes().size();
-        break;
-      default:
-        n += 8;
-    }
-  }
-  return n;
-}
-
 int OffsetOf(const event::TableSchema& schema, std::string_view lower_name) {
   const auto& cols = schema.columns();
   for (size_t i = 0; i < cols.size(); ++i) {
@@ -141,10 +121,6 @@ std::pair<event::RowChange, event::RowChange> SplitUpdate(event::RowChange updat
   ins.row = std::move(update.row);
   ins.raw_key = std::move(update.raw_key);
   return {std::move(del), std::move(ins)};
-}
-
-size_t RowChangeBytes(const event::RowChange& row) {
-  return ImageBytes(row.row) + ImageBytes(row.pre_row);
 }
 
 }  // namespace sluice::eventservice

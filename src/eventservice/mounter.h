@@ -46,9 +46,4 @@ bool UniqueKeyChanged(const event::RowChange& update, const std::vector<int>& uk
 // The delete half (pre_row) and the insert half (row) of an update.
 std::pair<event::RowChange, event::RowChange> SplitUpdate(event::RowChange update);
 
-// The bytes a row adds to event::DmlEvent::ApproximateBytes() (datum
-// payloads), so that the event service can account pieces while it builds
-// them.
-size_t RowChangeBytes(const event::RowChange& row);
-
 }  // namespace sluice::eventservice

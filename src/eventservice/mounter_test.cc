@@ -188,7 +188,7 @@ TEST(MounterTest, RowBytesMatchTheEventsAccounting) {
                            i % 2 ? RowValue("old", 1) : ""),
                        *schema, kTable);
     ASSERT_TRUE(rc.ok());
-    sum += RowChangeBytes(*rc);
+    sum += rc->ApproximateBytes();
     e.rows.push_back(std::move(rc).value());
   }
   EXPECT_EQ(sum, e.ApproximateBytes());

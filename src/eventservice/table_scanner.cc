@@ -221,7 +221,7 @@ MaybeOutcome TableScan::KeepRow(event::RowChange row) {
       return std::nullopt;
     }
   }
-  size_t bytes = RowChangeBytes(row);
+  size_t bytes = row.ApproximateBytes();
   bool flushed = false;
   if (t.pending && PieceFull(t)) {
     FlushPiece(/*last=*/false);
