@@ -28,6 +28,7 @@ struct ServiceCounters {
   std::atomic<uint64_t> resolved_events{0};
   std::atomic<uint64_t> rows{0};
   std::atomic<uint64_t> rows_filtered{0};
+  std::atomic<uint64_t> rows_skipped_at_start{0};
   std::atomic<uint64_t> rows_of_dropped_tables{0};
   std::atomic<uint64_t> split_updates{0};
 };
@@ -92,6 +93,9 @@ struct DispatcherState {
   const bool table_trigger;
   const int64_t table_id;
   const RowFilter filter;
+  // DML with this commit ts is dropped; zero: none. Set before the state is
+  // published to the workers.
+  Ts skip_dml_at;
   const size_t budget;
   EventConsumer* const consumer;
   const std::shared_ptr<WorkerQueue> queue;

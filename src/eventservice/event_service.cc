@@ -200,6 +200,7 @@ Status EventService::Impl::Register(DispatcherRegistration reg, bool trigger) {
   std::shared_ptr<WorkerQueue> queue = queues_[std::hash<DispatcherId>()(reg.id) % queues_.size()];
   auto d = std::make_shared<DispatcherState>(reg.id, trigger, reg.table_id, std::move(reg.filter),
                                              budget, reg.consumer, queue);
+  if (reg.skip_dml_after_start_ts) d->skip_dml_at = Ts(reg.start_ts.value() + 1);
   {
     MutexLock run(&d->run_mu);
     d->progress.sent_ts = reg.start_ts;
@@ -272,6 +273,7 @@ EventServiceStats EventService::Impl::stats() const {
   s.resolved_events = counters_.resolved_events.load();
   s.rows = counters_.rows.load();
   s.rows_filtered = counters_.rows_filtered.load();
+  s.rows_skipped_at_start = counters_.rows_skipped_at_start.load();
   s.rows_of_dropped_tables = counters_.rows_of_dropped_tables.load();
   s.split_updates = counters_.split_updates.load();
   return s;

@@ -86,6 +86,10 @@ struct DispatcherRegistration {
   // Memcomparable span inside the table; default: the table's record span.
   std::optional<Span> comparable_span;
   Ts start_ts;  // Events with commit ts > start_ts are delivered.
+  // DML with commit ts start_ts + 1 is dropped (after a restart, a DDL at
+  // that ts was cut short and its earlier rows are already downstream; the
+  // MySQL sink's TableRecovery says so). The DDL itself is delivered.
+  bool skip_dml_after_start_ts = false;
   RowFilter filter;
   size_t memory_budget = 0;  // 0: EventServiceOptions::default_memory_budget.
   EventConsumer* consumer = nullptr;
@@ -115,6 +119,7 @@ struct EventServiceStats {
   uint64_t resolved_events = 0;
   uint64_t rows = 0;
   uint64_t rows_filtered = 0;
+  uint64_t rows_skipped_at_start = 0;   // skip_dml_after_start_ts
   uint64_t rows_of_dropped_tables = 0;  // Skipped: the table no longer existed.
   uint64_t split_updates = 0;           // Updates split into delete + insert.
 };

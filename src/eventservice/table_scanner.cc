@@ -210,6 +210,10 @@ MaybeOutcome TableScan::AddMainRow(const RawKvEntry& row) {
 
 MaybeOutcome TableScan::KeepRow(event::RowChange row) {
   OpenTxn& t = *p_.txn;
+  if (t.commit_ts == d_.skip_dml_at) {
+    ctx_.counters->rows_skipped_at_start.fetch_add(1, std::memory_order_relaxed);
+    return std::nullopt;
+  }
   if (d_.filter) {
     Result<bool> ignore = d_.filter(*t.schema, row, t.start_ts);
     if (!ignore.ok()) {

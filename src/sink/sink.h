@@ -22,12 +22,21 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/status.h"
 #include "common/strong_id.h"
 #include "event/events.h"
 
 namespace sluice::sink {
+
+// Where one table resumes after a restart (TiCDC's GetTableRecoveryInfo).
+struct TableRecovery {
+  int64_t table_id = 0;
+  Ts start_ts;                        // max(given start ts, the sink's record)
+  bool skip_dml_at_start_ts = false;  // A DDL at start_ts + 1 was cut short.
+  bool skip_syncpoint_at_start_ts = false;
+};
 
 class Sink {
  public:
@@ -40,6 +49,20 @@ class Sink {
   virtual Status WriteBlockEvent(const event::DdlEvent& ddl) = 0;
   virtual void AddCheckpointTs(Ts ts) = 0;
   virtual Status status() const = 0;
+
+  // Where each table resumes after a restart; `start_ts` is parallel to
+  // `table_ids` (table id 0: the table trigger). A sink that records DDL
+  // progress downstream (MySQL's ddl_ts table) moves a table past the DDLs
+  // it already ran, so their earlier rows are not replayed against the new
+  // table structure. Others return the given start ts.
+  virtual Result<std::vector<TableRecovery>> GetTableRecoveryInfo(
+      const std::vector<int64_t>& table_ids, const std::vector<Ts>& start_ts) {
+    std::vector<TableRecovery> out;
+    for (size_t i = 0; i < table_ids.size() && i < start_ts.size(); ++i) {
+      out.push_back(TableRecovery{table_ids[i], start_ts[i]});
+    }
+    return out;
+  }
 
   // Stops the sink's threads after writing what is queued (or abandoning it
   // when the sink is failed). PostFlush is never called after Close returns.

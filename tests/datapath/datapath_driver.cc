@@ -52,26 +52,43 @@ Status DataPathDriver::Init() {
       std::make_unique<eventservice::EventService>(service_options, store_.get(), schema_.get());
   RETURN_IF_ERROR(service_->Start());
 
-  // The tables at the start ts, then the table trigger.
-  Ts start = options_.start_ts;
-  Result<std::vector<event::TableRef>> tables = schema_->AllPhysicalTables(start);
-  // The schema store answers once its resolved ts reaches the start ts.
-  for (int i = 0; !tables.ok() && tables.status().code() == Code::kUnavailable && i < 600; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    tables = schema_->AllPhysicalTables(start);
-  }
-  RETURN_IF_ERROR(tables.status());
+  // As TiCDC's maintainer: the table trigger resumes where the sink says
+  // (past the DDLs it already ran), the tables are those that exist at the
+  // trigger's start, and each table resumes past its own finished DDLs.
+  const Ts start = options_.start_ts;
+  ASSIGN_OR_RETURN(std::vector<sink::TableRecovery> trigger_recovery,
+                   options_.sink->GetTableRecoveryInfo({kTrigger}, {start}));
+  if (trigger_recovery.size() != 1) return Internal("sink recovery lost the table trigger");
+  const Ts trigger_start = trigger_recovery[0].start_ts;
+  ASSIGN_OR_RETURN(std::vector<event::TableRef> tables, TablesAt(trigger_start));
+  std::vector<int64_t> ids;
+  for (const event::TableRef& ref : tables) ids.push_back(ref.table_id);
+  ASSIGN_OR_RETURN(std::vector<sink::TableRecovery> recovery,
+                   options_.sink->GetTableRecoveryInfo(ids, std::vector<Ts>(ids.size(), start)));
+  if (recovery.size() != ids.size()) return Internal("sink recovery lost tables");
   MutexLock lock(&mu_);
   checkpoint_ = start;
-  for (const event::TableRef& ref : *tables) RETURN_IF_ERROR(AddTable(ref, start));
-  dispatcher::DispatcherOptions o = DispatcherOptionsFor(kTrigger, start);
+  for (size_t i = 0; i < ids.size(); ++i) {
+    RETURN_IF_ERROR(AddTable(tables[i], recovery[i].start_ts, recovery[i].skip_dml_at_start_ts));
+  }
+  dispatcher::DispatcherOptions o = DispatcherOptionsFor(kTrigger, trigger_start);
   ASSIGN_OR_RETURN(trigger_, dispatcher::TableTriggerDispatcher::Create(o));
-  RETURN_IF_ERROR(service_->RegisterTableTrigger(o.id, start, trigger_.get()));
+  RETURN_IF_ERROR(service_->RegisterTableTrigger(o.id, trigger_start, trigger_.get()));
   thread_.Start("dp-driver", [this](const StopToken& token) { Loop(token); });
   return Status::Ok();
 }
 
 DispatcherId DataPathDriver::NextId() { return DispatcherId{0, next_id_++}; }
+
+Result<std::vector<event::TableRef>> DataPathDriver::TablesAt(Ts ts) {
+  Result<std::vector<event::TableRef>> tables = schema_->AllPhysicalTables(ts);
+  // The schema store answers once its resolved ts reaches `ts`.
+  for (int i = 0; !tables.ok() && tables.status().code() == Code::kUnavailable && i < 600; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    tables = schema_->AllPhysicalTables(ts);
+  }
+  return tables;
+}
 
 dispatcher::DispatcherOptions DataPathDriver::DispatcherOptionsFor(int64_t table_id, Ts start) {
   dispatcher::DispatcherOptions o;
@@ -95,7 +112,7 @@ dispatcher::DispatcherOptions DataPathDriver::DispatcherOptionsFor(int64_t table
   return o;
 }
 
-Status DataPathDriver::AddTable(const event::TableRef& ref, Ts start) {
+Status DataPathDriver::AddTable(const event::TableRef& ref, Ts start, bool skip_dml_after_start) {
   if (tables_.count(ref.table_id) > 0) return Status::Ok();
   dispatcher::DispatcherOptions o = DispatcherOptionsFor(ref.table_id, start);
   ASSIGN_OR_RETURN(auto d, dispatcher::EventDispatcher::Create(o));
@@ -103,6 +120,7 @@ Status DataPathDriver::AddTable(const event::TableRef& ref, Ts start) {
   r.id = o.id;
   r.table_id = ref.table_id;
   r.start_ts = start;
+  r.skip_dml_after_start_ts = skip_dml_after_start;
   r.memory_budget = options_.memory_budget;
   r.consumer = d.get();
   RETURN_IF_ERROR(service_->RegisterDispatcher(std::move(r)));

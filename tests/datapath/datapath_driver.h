@@ -6,7 +6,9 @@
 // barrier rules (collect WAITING from every involved dispatcher, one writer
 // (the table trigger when it takes part), then Pass to the others), adds and
 // removes table dispatchers for DDLs that create or drop tables, and keeps
-// the changefeed checkpoint (minimum over dispatchers; never goes back).
+// the changefeed checkpoint (minimum over dispatchers; never goes back). At
+// start each table resumes where the sink's recovery info says (a MySQL
+// downstream records the DDLs it ran, so a table moves past them).
 //
 // Ownership: the PD client, region cache, puller and sink are borrowed and
 // must outlive the driver. Threads: one owned driver thread; public methods
@@ -103,7 +105,8 @@ class DataPathDriver {
 
   explicit DataPathDriver(DataPathOptions options);
   Status Init();
-  Status AddTable(const event::TableRef& ref, Ts start) REQUIRES(mu_);
+  Status AddTable(const event::TableRef& ref, Ts start, bool skip_dml_after_start = false)
+      REQUIRES(mu_);
   void RemoveTable(int64_t table_id) REQUIRES(mu_);
   void Loop(const StopToken& token);
   void Handle(const dispatcher::BlockStatus& s) REQUIRES(mu_);
@@ -116,6 +119,8 @@ class DataPathDriver {
   bool HasError(std::string_view source) const REQUIRES(mu_);
   dispatcher::DispatcherOptions DispatcherOptionsFor(int64_t table_id, Ts start) REQUIRES(mu_);
   DispatcherId NextId() REQUIRES(mu_);
+  // The schema store's tables at `ts`, waiting (bounded) for it to get there.
+  Result<std::vector<event::TableRef>> TablesAt(Ts ts);
 
   const DataPathOptions options_;
   std::unique_ptr<kvclient::SnapshotReader> snapshot_;

@@ -18,6 +18,7 @@
 #include "common/strong_id.h"
 #include "event/events.h"
 #include "sink/mysql/mysql_conn.h"
+#include "sink/sink.h"
 
 namespace sluice::sink {
 
@@ -27,14 +28,6 @@ inline constexpr std::string_view kDdlTsTable = "ddl_ts_v1";
 inline constexpr int64_t kSyncpointMetaTableId = -1;
 // table_id standing for the table-trigger (DDL span) dispatcher.
 inline constexpr int64_t kTableTriggerTableId = 0;
-
-// Where one table resumes after a restart (TiCDC GetTableRecoveryInfo).
-struct TableRecovery {
-  int64_t table_id = 0;
-  Ts start_ts;                        // max(given start ts, what ddl_ts says)
-  bool skip_dml_at_start_ts = false;  // A DDL at start_ts + 1 was cut short.
-  bool skip_syncpoint_at_start_ts = false;
-};
 
 // The table ids a DDL records progress for: the tables it blocks (the
 // table-trigger row for database- or cluster-wide DDLs) and the tables it

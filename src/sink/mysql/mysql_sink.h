@@ -95,7 +95,7 @@ class MysqlSink final : public Sink {
   // Where each table resumes after a restart, from tidb_cdc.ddl_ts_v1 (see
   // ddl_ts.h); `start_ts` is parallel to `table_ids`.
   Result<std::vector<TableRecovery>> GetTableRecoveryInfo(const std::vector<int64_t>& table_ids,
-                                                          const std::vector<Ts>& start_ts);
+                                                          const std::vector<Ts>& start_ts) override;
   // Deletes this changefeed's ddl_ts rows (changefeed removed or recreated).
   Status RemoveDdlTsRows();
 
