@@ -1,0 +1,169 @@
+// Maintainer: the control-plane core of one changefeed (TiCDC
+// maintainer/maintainer.go). It bootstraps the dispatcher managers of every
+// node (collects their dispatchers, checkpoints and in-flight operators,
+// rebuilds the span controller, creates the spans no node has), post-
+// bootstraps the table-trigger dispatcher on its own node with the schemas
+// and tables, places absent spans on the live nodes (balancing by count),
+// runs the add/remove/move operators, the DDL/syncpoint barrier, and
+// computes the changefeed checkpoint. Every message it sends goes through
+// the MaintainerOutbox and carries its (node, epoch).
+//
+// A single-threaded state machine: it owns no thread and takes no lock;
+// every method must be called from the one thread that drives it (the
+// maintainer's event loop), which also calls Tick() periodically (e.g. every
+// 100 ms) so that unacknowledged requests are resent. Responses stamped with
+// another epoch are dropped. A bootstrap refused with kStaleOwner fences
+// this maintainer: status() turns into that error and it sends nothing more.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/status.h"
+#include "common/strong_id.h"
+#include "dispatchermanager/messages.h"
+#include "event/events.h"
+#include "maintainer/barrier.h"
+#include "maintainer/checkpoint.h"
+#include "maintainer/messages.h"
+#include "maintainer/operator_controller.h"
+#include "maintainer/span_controller.h"
+
+namespace sluice::maintainer {
+
+// The table-trigger dispatcher id used unless the options name another. It
+// is stable across maintainer generations, so a newer generation on the
+// same node re-adopts the existing trigger instead of being refused.
+inline constexpr DispatcherId kDefaultTableTriggerId{0, 1};
+
+struct MaintainerOptions {
+  std::string changefeed_id;
+  NodeId self;  // The maintainer's node; hosts the table trigger.
+  MaintainerEpoch epoch;
+  Ts checkpoint_ts;  // The changefeed checkpoint to start from.
+  bool is_new_changefeed = false;
+  // The changefeed's tables at `checkpoint_ts` (physical table ids; 0 is
+  // reserved for the table trigger).
+  std::vector<event::TableRef> tables;
+  // The live nodes at start; `self` is added if missing.
+  std::vector<NodeId> nodes;
+  DispatcherId table_trigger_id = kDefaultTableTriggerId;
+  // Unacknowledged requests are resent after this long.
+  Clock::Duration resend_interval = std::chrono::milliseconds(500);
+  // The scheduler keeps at most this many operators in flight.
+  size_t max_operators = 256;
+  Clock* clock = nullptr;              // Borrowed; must outlive the maintainer.
+  MaintainerOutbox* outbox = nullptr;  // Borrowed; must outlive the maintainer.
+};
+
+class Maintainer {
+ public:
+  // kInvalidArgument for missing ids, clock or outbox, table id 0 or a
+  // table listed twice.
+  static Result<std::unique_ptr<Maintainer>> Create(MaintainerOptions options);
+
+  // Sends the bootstrap request to every node.
+  void Start();
+  // Closes the changefeed's dispatcher managers on every live node (resent
+  // until each one confirms). `removed`: the changefeed is removed.
+  void Close(bool removed);
+
+  void OnNodeAdded(const NodeId& node);
+  void OnNodeRemoved(const NodeId& node);
+  void OnBootstrapResponse(const NodeId& node, const dispatchermanager::BootstrapResponse& resp);
+  void OnPostBootstrapResponse(const NodeId& node,
+                               const dispatchermanager::PostBootstrapResponse& resp);
+  void OnScheduleResponse(const NodeId& node, const dispatchermanager::ScheduleResponse& resp);
+  void OnCloseResponse(const NodeId& node, const dispatchermanager::CloseResponse& resp);
+  void OnHeartbeat(const NodeId& node, const HeartbeatRequest& heartbeat);
+  void OnBlockStatus(const NodeId& node, const BlockReport& report);
+  void OnBlockStatus(const NodeId& node, const dispatcher::BlockStatus& status) {
+    OnBlockStatus(node, ToBlockReport(status));
+  }
+  // Resends what is unacknowledged, schedules absent spans, recomputes the
+  // checkpoint.
+  void Tick(Clock::TimePoint now);
+
+  // OK, or the error that stopped this maintainer (kStaleOwner: fenced).
+  const Status& status() const { return status_; }
+  // Every node answered the bootstrap and the spans were rebuilt.
+  bool bootstrapped() const { return bootstrapped_; }
+  // The table trigger acknowledged the post-bootstrap.
+  bool initialized() const { return initialized_; }
+  // Every node confirmed the close.
+  bool closed() const { return closing_ && close_pending_.empty(); }
+  Ts checkpoint() const { return checkpoint_; }
+  const SpanController& spans() const { return spans_; }
+  const OperatorController& operators() const { return ops_; }
+  const Barrier& barrier() const { return barrier_; }
+  MaintainerEpoch epoch() const { return options_.epoch; }
+
+ private:
+  struct NodeState {
+    bool answered = false;  // Bootstrap response accepted.
+    Clock::TimePoint last_sent;
+  };
+
+  explicit Maintainer(MaintainerOptions options);
+  bool Active() const { return status_.ok() && !closing_; }
+  Clock::TimePoint Now() const { return options_.clock->Now(); }
+  template <typename T>
+  T Stamped(T message) const {
+    message.changefeed_id = options_.changefeed_id;
+    message.from = options_.self;
+    message.epoch = options_.epoch;
+    return message;
+  }
+
+  // Bootstrap (maintainer_bootstrap.cc).
+  void SendBootstrap(const NodeId& node, Clock::TimePoint now);
+  void MaybeFinishBootstrap();
+  void RebuildFrom(const NodeId& node, const dispatchermanager::BootstrapResponse& resp);
+  void AdoptOperators(const NodeId& node, const dispatchermanager::BootstrapResponse& resp);
+  void AdoptLateNode(const NodeId& node, const dispatchermanager::BootstrapResponse& resp);
+  void SendPostBootstrap(Clock::TimePoint now);
+  std::vector<dispatchermanager::SchemaInfo> Schemas() const;
+
+  // Running.
+  DispatcherId NewDispatcherId();
+  void OnSpanStatus(const NodeId& node, const SpanStatus& status);
+  void ApplyTableChanges(Ts ts, const std::vector<int64_t>& drops,
+                         const std::vector<event::TableRef>& adds);
+  void Schedule();
+  void UpdateCheckpoint();
+  void SendSchedule(const NodeId& to, dispatchermanager::ScheduleAction action,
+                    const dispatchermanager::DispatcherConfig& config);
+  void SendBarrierAction(const NodeId& to, const BlockEventKey& key,
+                         dispatcher::BarrierAction action, const std::vector<DispatcherId>& ids);
+  void SendClose(const NodeId& node);
+
+  const MaintainerOptions options_;
+  std::map<int64_t, event::TableRef> tables_;  // The changefeed's tables by id.
+  std::map<NodeId, NodeState> nodes_;          // Live nodes.
+  std::map<NodeId, dispatchermanager::BootstrapResponse> responses_;
+  SpanController spans_;
+  OperatorController ops_;
+  Barrier barrier_;
+  WatermarkTracker watermarks_;
+  std::set<std::pair<Ts, DispatcherId>> applied_none_;  // Stage-NONE changes applied.
+  Status status_;
+  Ts start_ts_;
+  Ts checkpoint_;
+  uint64_t next_id_ = 1;
+  bool bootstrapped_ = false;
+  bool initialized_ = false;
+  Clock::TimePoint post_bootstrap_sent_;
+  bool closing_ = false;
+  bool close_removed_ = false;
+  std::set<NodeId> close_pending_;
+  Clock::TimePoint close_sent_;
+};
+
+}  // namespace sluice::maintainer

@@ -1,0 +1,188 @@
+// The bootstrap half of the Maintainer: bootstrap requests to every node,
+// the rebuild of the span controller from their answers (working spans,
+// duplicates and strays, in-flight operators, holes) and the post-bootstrap
+// of the table trigger. See maintainer.h.
+#include <utility>
+
+#include "common/logging.h"
+#include "maintainer/maintainer.h"
+
+namespace sluice::maintainer {
+
+using dispatchermanager::BootstrapResponse;
+using dispatchermanager::ComponentState;
+using dispatchermanager::IdString;
+using dispatchermanager::ScheduleAction;
+
+void Maintainer::Start() {
+  Clock::TimePoint now = Now();
+  for (auto& [node, state] : nodes_) SendBootstrap(node, now);
+}
+
+void Maintainer::SendBootstrap(const NodeId& node, Clock::TimePoint now) {
+  nodes_[node].last_sent = now;
+  dispatchermanager::BootstrapRequest request;
+  request.start_ts = options_.checkpoint_ts;
+  if (node == options_.self) {
+    request.is_new_changefeed = options_.is_new_changefeed;
+    request.table_trigger_id = options_.table_trigger_id;
+  }
+  options_.outbox->Send(node, Stamped(std::move(request)));
+}
+
+void Maintainer::OnBootstrapResponse(const NodeId& node, const BootstrapResponse& resp) {
+  auto it = nodes_.find(node);
+  if (!Active() || it == nodes_.end() || it->second.answered || resp.epoch != options_.epoch) {
+    return;
+  }
+  if (!resp.status.ok()) {
+    LOG_WARN("maintainer bootstrap refused; changefeed={} node={} status={}",
+             options_.changefeed_id, node.value(), resp.status.ToString());
+    if (resp.status.code() == Code::kStaleOwner) status_ = resp.status;
+    return;  // Other refusals are retried from Tick().
+  }
+  it->second.answered = true;
+  if (bootstrapped_) {
+    AdoptLateNode(node, resp);
+    return;
+  }
+  responses_[node] = resp;
+  MaybeFinishBootstrap();
+}
+
+void Maintainer::MaybeFinishBootstrap() {
+  if (bootstrapped_ || !Active()) return;
+  for (const auto& [node, state] : nodes_) {
+    if (!state.answered) return;
+  }
+  if (nodes_.count(options_.self) == 0) return;  // Cannot host the table trigger.
+  const BootstrapResponse& own = responses_.at(options_.self);
+  if (own.checkpoint_ts > start_ts_) start_ts_ = own.checkpoint_ts;
+  for (const auto& [node, resp] : responses_) RebuildFrom(node, resp);
+  for (const auto& [node, resp] : responses_) AdoptOperators(node, resp);
+  size_t holes = 0;
+  for (const auto& [table_id, table] : tables_) {
+    if (spans_.FindTable(table_id) != nullptr) continue;
+    spans_.AddAbsent(NewDispatcherId(), table, start_ts_);
+    ++holes;
+  }
+  responses_.clear();
+  bootstrapped_ = true;
+  LOG_INFO("maintainer bootstrapped; changefeed={} epoch={} nodes={} spans={} holes={} ops={}",
+           options_.changefeed_id, options_.epoch.value(), nodes_.size(), spans_.size(), holes,
+           ops_.size());
+  SendPostBootstrap(Now());
+  Schedule();
+}
+
+void Maintainer::RebuildFrom(const NodeId& node, const BootstrapResponse& resp) {
+  Clock::TimePoint now = Now();
+  for (const dispatchermanager::DispatcherStatus& s : resp.spans) {
+    const dispatchermanager::DispatcherConfig& c = s.config;
+    if (c.id == options_.table_trigger_id ||
+        c.table_id == dispatchermanager::kTableTriggerTableId ||
+        c.mode != dispatchermanager::DispatcherMode::kDefault) {
+      continue;  // The trigger and redo dispatchers are not spans here.
+    }
+    if (s.state != ComponentState::kWorking) continue;  // The manager finishes closing it.
+    auto table = tables_.find(c.table_id.value());
+    Replica r;
+    r.id = c.id;
+    r.span = c.span;
+    r.state = ReplicaState::kWorking;
+    r.node = node;
+    r.checkpoint = std::max(s.checkpoint_ts, c.start_ts);
+    bool kept = false;
+    if (table != tables_.end()) {
+      r.table = table->second;
+      kept = spans_.Add(std::move(r));
+    }
+    if (!kept) {
+      // A table outside the changefeed, or a second dispatcher of a table
+      // (left by an interrupted move): remove it.
+      LOG_INFO("maintainer removes stray dispatcher; changefeed={} node={} dispatcher={} table={}",
+               options_.changefeed_id, node.value(), IdString(c.id), c.table_id.value());
+      ops_.RemoveStray(node, c, now);
+    }
+  }
+}
+
+void Maintainer::AdoptOperators(const NodeId& node, const BootstrapResponse& resp) {
+  Clock::TimePoint now = Now();
+  for (const dispatchermanager::ScheduleRequest& op : resp.operators) {
+    const dispatchermanager::DispatcherConfig& c = op.config;
+    if (c.mode != dispatchermanager::DispatcherMode::kDefault || ops_.Has(c.id)) continue;
+    const Replica* r = spans_.Find(c.id);
+    Status s;
+    if (op.action == ScheduleAction::kCreate) {
+      auto table = tables_.find(c.table_id.value());
+      if (r != nullptr || table == tables_.end() ||
+          spans_.FindTable(c.table_id.value()) != nullptr) {
+        continue;  // Already working, or not wanted (a stray is removed when it reports).
+      }
+      spans_.AddAbsent(c.id, table->second, c.start_ts);
+      s = ops_.AdoptAdd(c.id, node, c.start_ts, now);
+    } else if (r != nullptr && r->node == node) {
+      // The previous owner was removing it (a move or a drop): finish the
+      // remove; the span is then scheduled again if it is still wanted.
+      s = ops_.Remove(c.id, /*erase=*/false, now);
+    }
+    if (!s.ok()) {
+      LOG_ERROR("maintainer cannot adopt operator; changefeed={} node={} dispatcher={} status={}",
+                options_.changefeed_id, node.value(), IdString(c.id), s.ToString());
+    }
+  }
+}
+
+void Maintainer::AdoptLateNode(const NodeId& node, const BootstrapResponse& resp) {
+  // A node that joined after the bootstrap should have no dispatchers of
+  // this changefeed; any it has belong to an older generation.
+  Clock::TimePoint now = Now();
+  for (const dispatchermanager::DispatcherStatus& s : resp.spans) {
+    if (s.config.id == options_.table_trigger_id || spans_.Find(s.config.id) != nullptr) continue;
+    ops_.RemoveStray(node, s.config, now);
+  }
+  Schedule();
+}
+
+std::vector<dispatchermanager::SchemaInfo> Maintainer::Schemas() const {
+  std::map<int64_t, dispatchermanager::SchemaInfo> by_id;
+  for (const auto& [table_id, t] : tables_) {
+    dispatchermanager::SchemaInfo& schema = by_id[t.schema_id];
+    schema.id = t.schema_id;
+    schema.name = t.schema_name;
+    schema.tables.push_back(dispatchermanager::TableInfo{TableId(table_id), t.table_name});
+  }
+  std::vector<dispatchermanager::SchemaInfo> out;
+  for (auto& [id, schema] : by_id) out.push_back(std::move(schema));
+  return out;
+}
+
+void Maintainer::SendPostBootstrap(Clock::TimePoint now) {
+  post_bootstrap_sent_ = now;
+  dispatchermanager::PostBootstrapRequest request;
+  request.table_trigger_id = options_.table_trigger_id;
+  request.schemas = Schemas();
+  options_.outbox->Send(options_.self, Stamped(std::move(request)));
+}
+
+void Maintainer::OnPostBootstrapResponse(const NodeId& node,
+                                         const dispatchermanager::PostBootstrapResponse& resp) {
+  if (!Active() || !bootstrapped_ || node != options_.self || resp.epoch != options_.epoch ||
+      resp.table_trigger_id != options_.table_trigger_id) {
+    return;
+  }
+  if (!resp.status.ok()) {
+    LOG_WARN("maintainer post-bootstrap refused; changefeed={} status={}", options_.changefeed_id,
+             resp.status.ToString());
+    if (resp.status.code() == Code::kStaleOwner) status_ = resp.status;
+    return;
+  }
+  if (!initialized_) {
+    LOG_INFO("maintainer initialized; changefeed={} epoch={}", options_.changefeed_id,
+             options_.epoch.value());
+  }
+  initialized_ = true;
+}
+
+}  // namespace sluice::maintainer
