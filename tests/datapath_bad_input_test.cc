@@ -30,16 +30,6 @@ using testing::PathError;
 constexpr auto kWait = std::chrono::seconds(60);
 const char kDatabase[] = "badinput";
 
-// Two plain tables and DML only: every DDL of these tests is injected.
-simkv::WorkloadOptions PlainWorkload(uint64_t seed) {
-  simkv::WorkloadOptions w = testing::ScenarioWorkload(seed, kDatabase);
-  w.kitchen_sink_table = false;
-  w.clustered_table = false;
-  w.ddl_every = 0;
-  w.ddl_list.clear();
-  return w;
-}
-
 // Bounded wait on a condition of the running path.
 bool WaitFor(const std::function<bool()>& condition) {
   auto deadline = std::chrono::steady_clock::now() + kWait;
@@ -82,7 +72,7 @@ class DataPathBadInputTest : public ::testing::Test {
     const char* uri = std::getenv("SLUICE_TEST_MYSQL");
     if (uri == nullptr) GTEST_SKIP() << "SLUICE_TEST_MYSQL is not set";
     uri_ = uri;
-    sc_ = std::make_unique<DataPathScenario>(7, PlainWorkload(7));
+    sc_ = std::make_unique<DataPathScenario>(7, testing::PlainScenarioWorkload(7, kDatabase));
     sc_->SetUpCluster();
     ASSERT_TRUE(sc_->PrepareMysql(uri_).ok());
     tables_ = sc_->workload().Tables();

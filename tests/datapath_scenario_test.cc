@@ -40,15 +40,12 @@ TEST(DataPathScenarioTest, MysqlUnderFaultsMatchesGroundTruth) {
     auto path = sc.StartPath(sink->get(), sc.start());
     ASSERT_TRUE(path.ok()) << path.status().ToString();
     sc.RunWorkload(120, nullptr);
-    auto end = sc.env().pd->GetTs();
-    ASSERT_TRUE(end.ok());
-    Status s = (*path)->WaitCheckpoint(*end, kWait);
-    ASSERT_TRUE(s.ok()) << s.ToString();
-    Ts ckpt = (*path)->checkpoint();
+    auto ckpt = sc.WaitCaughtUp(**path, kWait);
+    ASSERT_TRUE(ckpt.ok()) << ckpt.status().ToString();
     EXPECT_GT((*path)->stats().barriers, 0u);
     (*path)->Stop();
     (*sink)->Close();
-    CheckMysql(sc, uri, ckpt);
+    CheckMysql(sc, uri, *ckpt);
     sc.TearDown();
   }
 }
@@ -82,14 +79,11 @@ TEST(DataPathScenarioTest, MysqlRestartFromCheckpointMatchesGroundTruth) {
   });
   ASSERT_TRUE(sink.ok() && path.ok());
   ASSERT_GE(restart_at, sc.start());
-  auto end = sc.env().pd->GetTs();
-  ASSERT_TRUE(end.ok());
-  Status s = (*path)->WaitCheckpoint(*end, kWait);
-  ASSERT_TRUE(s.ok()) << s.ToString();
-  Ts ckpt = (*path)->checkpoint();
+  auto ckpt = sc.WaitCaughtUp(**path, kWait);
+  ASSERT_TRUE(ckpt.ok()) << ckpt.status().ToString();
   (*path)->Stop();
   (*sink)->Close();
-  CheckMysql(sc, uri, ckpt);
+  CheckMysql(sc, uri, *ckpt);
   sc.TearDown();
 }
 
@@ -101,12 +95,7 @@ TEST(DataPathScenarioTest, MysqlRestartFromCheckpointMatchesGroundTruth) {
 TEST(DataPathScenarioTest, MysqlRestartBehindExecutedDdlsSkipsTheirOldRows) {
   const char* uri = std::getenv("SLUICE_TEST_MYSQL");
   if (uri == nullptr) GTEST_SKIP() << "SLUICE_TEST_MYSQL is not set";
-  simkv::WorkloadOptions w = testing::ScenarioWorkload(11, kDatabase);
-  w.kitchen_sink_table = false;
-  w.clustered_table = false;
-  w.ddl_every = 0;
-  w.ddl_list.clear();
-  DataPathScenario sc(11, w);
+  DataPathScenario sc(11, testing::PlainScenarioWorkload(11, kDatabase));
   sc.SetUpCluster();
   ASSERT_TRUE(sc.PrepareMysql(uri).ok());
   auto sink = sc.MysqlSink(uri, sc.start());
@@ -125,9 +114,7 @@ TEST(DataPathScenarioTest, MysqlRestartBehindExecutedDdlsSkipsTheirOldRows) {
   create.shape = simkv::TableShape::kNarrow;
   ASSERT_TRUE(sc.workload().RunDdl(create).ok());
   sc.RunWorkload(20, nullptr, /*faults=*/false);
-  auto end = sc.env().pd->GetTs();
-  ASSERT_TRUE(end.ok());
-  ASSERT_TRUE((*path)->WaitCheckpoint(*end, kWait).ok());
+  ASSERT_TRUE(sc.WaitCaughtUp(**path, kWait).ok());
   (*path)->Stop();
   (*sink)->Close();
 
@@ -137,14 +124,11 @@ TEST(DataPathScenarioTest, MysqlRestartBehindExecutedDdlsSkipsTheirOldRows) {
   path = sc.StartPath(sink->get(), sc.start());
   ASSERT_TRUE(path.ok()) << path.status().ToString();
   sc.RunWorkload(20, nullptr, /*faults=*/false);
-  auto end2 = sc.env().pd->GetTs();
-  ASSERT_TRUE(end2.ok());
-  Status s = (*path)->WaitCheckpoint(*end2, kWait);
-  ASSERT_TRUE(s.ok()) << s.ToString();
-  Ts ckpt = (*path)->checkpoint();
+  auto ckpt = sc.WaitCaughtUp(**path, kWait);
+  ASSERT_TRUE(ckpt.ok()) << ckpt.status().ToString();
   (*path)->Stop();
   (*sink)->Close();
-  CheckMysql(sc, uri, ckpt);
+  CheckMysql(sc, uri, *ckpt);
   sc.TearDown();
 }
 
@@ -164,14 +148,11 @@ void RunStorage(const std::string& protocol) {
     auto path = sc.StartPath(sink->get(), sc.start());
     ASSERT_TRUE(path.ok()) << path.status().ToString();
     sc.RunWorkload(120, nullptr);
-    auto end = sc.env().pd->GetTs();
-    ASSERT_TRUE(end.ok());
-    Status s = (*path)->WaitCheckpoint(*end, kWait);
-    ASSERT_TRUE(s.ok()) << s.ToString();
-    Ts ckpt = (*path)->checkpoint();
+    auto ckpt = sc.WaitCaughtUp(**path, kWait);
+    ASSERT_TRUE(ckpt.ok()) << ckpt.status().ToString();
     (*path)->Stop();
     (*sink)->Close();
-    auto expected = sc.Expected(ckpt);
+    auto expected = sc.Expected(*ckpt);
     ASSERT_TRUE(expected.ok()) << expected.status().ToString();
     auto actual = checker::ReadStorageState(
         root, sink::storage::ReaderOptions::FromSinkOptions(*options), *expected);

@@ -64,6 +64,15 @@ simkv::WorkloadOptions ScenarioWorkload(uint64_t seed, const std::string& databa
   return w;
 }
 
+simkv::WorkloadOptions PlainScenarioWorkload(uint64_t seed, const std::string& database) {
+  simkv::WorkloadOptions w = ScenarioWorkload(seed, database);
+  w.kitchen_sink_table = false;
+  w.clustered_table = false;
+  w.ddl_every = 0;
+  w.ddl_list.clear();
+  return w;
+}
+
 Status ExecSql(const std::string& uri, const std::vector<std::string>& sql) {
   ASSIGN_OR_RETURN(sink::SinkUri u, sink::SinkUri::Parse(uri));
   MYSQL* m = mysql_init(nullptr);
@@ -151,6 +160,12 @@ void DataPathScenario::RunWorkload(int steps, const std::function<void()>& mid, 
   if (fault_thread.joinable()) fault_thread.join();
   ASSERT_TRUE(logpuller::testing::HealCluster(*env_->cluster).ok());
   ASSERT_TRUE(workload_->CommitLongTxns().ok());
+}
+
+Result<Ts> DataPathScenario::WaitCaughtUp(DataPathDriver& path, std::chrono::milliseconds timeout) {
+  ASSIGN_OR_RETURN(Ts now, env_->pd->GetTs());
+  RETURN_IF_ERROR(path.WaitCheckpoint(now, timeout));
+  return path.checkpoint();
 }
 
 Result<checker::DatabaseState> DataPathScenario::Expected(Ts ts) {

@@ -10,6 +10,7 @@
 // Not thread-safe: one test thread drives a scenario.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
@@ -29,6 +30,10 @@ namespace sluice::testing {
 // of every column type, a clustered table and a fixed list of DDLs.
 simkv::WorkloadOptions ScenarioWorkload(uint64_t seed, const std::string& database);
 
+// ScenarioWorkload without the kitchen-sink and clustered tables and
+// without scheduled DDLs: two plain tables and DML; a test runs its own DDLs.
+simkv::WorkloadOptions PlainScenarioWorkload(uint64_t seed, const std::string& database);
+
 // Runs `sql` on the downstream named by `uri`.
 Status ExecSql(const std::string& uri, const std::vector<std::string>& sql);
 
@@ -47,6 +52,10 @@ class DataPathScenario {
   // (if set) runs once halfway. Heals the cluster and commits long
   // transactions at the end.
   void RunWorkload(int steps, const std::function<void()>& mid, bool faults = true);
+  // Waits until `path`'s checkpoint passes a ts taken now (every commit so
+  // far is in the sink) and returns the checkpoint; the path's error, or
+  // Timeout after `timeout`.
+  Result<Ts> WaitCaughtUp(DataPathDriver& path, std::chrono::milliseconds timeout);
   // The ground truth of every user table at `ts`.
   Result<checker::DatabaseState> Expected(Ts ts);
   // The ground truth at `ts` of the tables `keep` accepts.
