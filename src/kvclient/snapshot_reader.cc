@@ -77,9 +77,12 @@ class SnapshotReader::Call {
     Clock::Duration delay = std::max<Clock::Duration>(backoff_.Next(), attempt.min_backoff);
     Clock::TimePoint wake = options_.clock->Now() + delay;
     if (wake >= deadline_) {
-      return attempt.status.WithContext("snapshot read gave up at its deadline after " +
-                                        std::to_string(backoff_.attempts()) + " retries");
+      const Status& reason =
+          attempt.deadline_exceeded && !previous_.ok() ? previous_ : attempt.status;
+      return reason.WithContext("snapshot read gave up at its deadline after " +
+                                std::to_string(backoff_.attempts()) + " retries");
     }
+    previous_ = attempt.status;
     if (!options_.clock->SleepUntil(wake, token_)) return Cancelled("snapshot read cancelled");
     return Status::Ok();
   }
@@ -90,6 +93,7 @@ class SnapshotReader::Call {
   const Clock::TimePoint deadline_;
   Backoff backoff_;
   int immediate_ = 0;
+  Status previous_;  // The last retried error.
 };
 
 struct SnapshotReader::Channel {
@@ -177,7 +181,9 @@ SnapshotReader::Attempt SnapshotReader::RpcFailed(const Target& target,
   // The leader may have moved or its store gone: ask PD again.
   cache_->OnSendFail(target.region.id, /*reload=*/true);
   cache_->InvalidateStore(target.region.leader_store);
-  return {Unavailable(where + ": " + status.error_message()), true};
+  Attempt attempt{Unavailable(where + ": " + status.error_message()), true};
+  attempt.deadline_exceeded = status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED;
+  return attempt;
 }
 
 SnapshotReader::Attempt SnapshotReader::RegionError(const Target& target,

@@ -109,6 +109,9 @@ class SnapshotReader {
     bool retry = false;      // Retry within the call's deadline.
     bool retry_now = false;  // ...without a backoff.
     Clock::Duration min_backoff{0};
+    // The RPC ran past its deadline: at the call's end, the error before it
+    // (say, a lock still held) is the better reason to report.
+    bool deadline_exceeded = false;
   };
 
   Result<std::shared_ptr<Channel>> ChannelFor(const std::string& address) EXCLUDES(mu_);
