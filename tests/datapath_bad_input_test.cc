@@ -186,7 +186,7 @@ TEST_F(DataPathBadInputTest, DdlTheDownstreamRefusesIsAFatalErrorAtItsTs) {
   auto root = sink::SinkUri::Parse(uri_);
   ASSERT_TRUE(root.ok());
   ASSERT_TRUE(
-      testing::ExecSql(uri_, {"CREATE USER IF NOT EXISTS 'sluice_nocreate'@'%' IDENTIFIED BY 'pw'",
+      checker::ExecSql(uri_, {"CREATE USER IF NOT EXISTS 'sluice_nocreate'@'%' IDENTIFIED BY 'pw'",
                               "GRANT ALL PRIVILEGES ON `tidb_cdc`.* TO 'sluice_nocreate'@'%'",
                               fmt::format("GRANT SELECT, INSERT, UPDATE, DELETE ON `{}`.* TO "
                                           "'sluice_nocreate'@'%'",
@@ -222,7 +222,7 @@ TEST_F(DataPathBadInputTest, DdlTheDownstreamRefusesIsAFatalErrorAtItsTs) {
     EXPECT_LE(e.failing_ts, ddl_ts) << DumpErrors(errors);
   }
   EXPECT_LT(path_->checkpoint(), ddl_ts);
-  ASSERT_TRUE(testing::ExecSql(uri_, {"DROP USER 'sluice_nocreate'@'%'"}).ok());
+  ASSERT_TRUE(checker::ExecSql(uri_, {"DROP USER 'sluice_nocreate'@'%'"}).ok());
 }
 
 }  // namespace

@@ -129,4 +129,24 @@ Result<DatabaseState> ReadMysqlState(const std::string& uri, const DatabaseState
   return state;
 }
 
+Status ExecSql(const std::string& uri, const std::vector<std::string>& sql) {
+  ASSIGN_OR_RETURN(sink::SinkUri u, sink::SinkUri::Parse(uri));
+  MYSQL* m = mysql_init(nullptr);
+  if (mysql_real_connect(m, u.host.c_str(), u.user.c_str(), u.password.c_str(), nullptr,
+                         u.port.value_or(3306), nullptr, 0) == nullptr) {
+    Status s = Unavailable(mysql_error(m));
+    mysql_close(m);
+    return s;
+  }
+  for (const std::string& q : sql) {
+    if (mysql_query(m, q.c_str()) != 0) {
+      Status s = Internal(fmt::format("{}: {}", q, mysql_error(m)));
+      mysql_close(m);
+      return s;
+    }
+  }
+  mysql_close(m);
+  return Status::Ok();
+}
+
 }  // namespace sluice::checker

@@ -20,4 +20,9 @@ namespace sluice::checker {
 Result<DatabaseState> ReadMysqlState(const std::string& uri, const DatabaseState& expected,
                                      const std::vector<std::string>& schemas = {});
 
+// Runs `sql` in order on the MySQL-compatible server of sink URI `uri` (to
+// prepare or inspect a downstream). Unavailable when it cannot connect;
+// Internal naming the statement that failed.
+Status ExecSql(const std::string& uri, const std::vector<std::string>& sql);
+
 }  // namespace sluice::checker

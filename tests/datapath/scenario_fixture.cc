@@ -73,26 +73,6 @@ simkv::WorkloadOptions PlainScenarioWorkload(uint64_t seed, const std::string& d
   return w;
 }
 
-Status ExecSql(const std::string& uri, const std::vector<std::string>& sql) {
-  ASSIGN_OR_RETURN(sink::SinkUri u, sink::SinkUri::Parse(uri));
-  MYSQL* m = mysql_init(nullptr);
-  if (mysql_real_connect(m, u.host.c_str(), u.user.c_str(), u.password.c_str(), nullptr,
-                         u.port.value_or(3306), nullptr, 0) == nullptr) {
-    Status s = Unavailable(mysql_error(m));
-    mysql_close(m);
-    return s;
-  }
-  for (const std::string& q : sql) {
-    if (mysql_query(m, q.c_str()) != 0) {
-      Status s = Internal(fmt::format("{}: {}", q, mysql_error(m)));
-      mysql_close(m);
-      return s;
-    }
-  }
-  mysql_close(m);
-  return Status::Ok();
-}
-
 DataPathScenario::DataPathScenario(uint64_t seed, simkv::WorkloadOptions workload)
     : seed_(seed), options_(std::move(workload)), changefeed_id_(UniqueChangefeedId(seed)) {}
 
@@ -118,7 +98,7 @@ Status DataPathScenario::PrepareMysql(const std::string& uri) {
     sql.push_back("USE " + simkv::QuoteName(t.database));
     sql.push_back(simkv::CreateTableSql(t.info));
   }
-  return ExecSql(uri, sql);
+  return checker::ExecSql(uri, sql);
 }
 
 Result<std::unique_ptr<sink::Sink>> DataPathScenario::MysqlSink(const std::string& uri,

@@ -34,9 +34,6 @@ simkv::WorkloadOptions ScenarioWorkload(uint64_t seed, const std::string& databa
 // without scheduled DDLs: two plain tables and DML; a test runs its own DDLs.
 simkv::WorkloadOptions PlainScenarioWorkload(uint64_t seed, const std::string& database);
 
-// Runs `sql` on the downstream named by `uri`.
-Status ExecSql(const std::string& uri, const std::vector<std::string>& sql);
-
 class DataPathScenario {
  public:
   DataPathScenario(uint64_t seed, simkv::WorkloadOptions workload);
