@@ -24,6 +24,10 @@ class DispatcherHandle {
 
   virtual ComponentState state() const = 0;
   virtual Ts checkpoint_ts() const = 0;
+  // Where the dispatcher started: above the requested start ts when the
+  // sink already had what came before (a MySQL downstream's ddl_ts). The
+  // default is the requested start ts.
+  virtual Ts effective_start_ts() const { return Ts(); }
 
   // Table-trigger dispatchers only: installs the initial schemas and tables
   // (post-bootstrap). Returns WritePathClosed() once the write path is closed.

@@ -249,7 +249,11 @@ BootstrapResponse DispatcherManager::Snapshot() const {
   response.epoch = fence_.epoch();
   for (const auto& [id, entry] : dispatchers_) response.spans.push_back(StatusOf(entry));
   if (table_trigger_id_.has_value()) {
-    response.checkpoint_ts = dispatchers_.at(*table_trigger_id_).config.start_ts;
+    const Entry& trigger = dispatchers_.at(*table_trigger_id_);
+    // Where the trigger really started: the sink may have moved it past
+    // DDLs it already ran.
+    response.checkpoint_ts =
+        std::max(trigger.config.start_ts, trigger.handle->effective_start_ts());
   }
   if (redo_trigger_id_.has_value()) {
     response.redo_checkpoint_ts = dispatchers_.at(*redo_trigger_id_).config.start_ts;

@@ -262,7 +262,10 @@ void Maintainer::Tick(Clock::TimePoint now) {
       SendBootstrap(node, now);
     }
   }
-  if (!bootstrapped_) return;
+  if (!bootstrapped_) {
+    MaybeFinishBootstrap();  // Waiting for the tables at the trigger's start.
+    if (!bootstrapped_) return;
+  }
   if (!initialized_ && now - post_bootstrap_sent_ >= options_.resend_interval) {
     SendPostBootstrap(now);
   }

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -52,6 +53,12 @@ struct MaintainerOptions {
   // The changefeed's tables at `checkpoint_ts` (physical table ids; 0 is
   // reserved for the table trigger).
   std::vector<event::TableRef> tables;
+  // The changefeed's tables at a later ts. When the table trigger resumes
+  // past `checkpoint_ts` (the sink already ran DDLs up to there), the spans
+  // are built from the tables at the trigger's start instead; kUnavailable
+  // means "not yet", and the bootstrap finishes on a later Tick(). Unset:
+  // `tables` are used as they are.
+  std::function<Result<std::vector<event::TableRef>>(Ts)> tables_at;
   // The live nodes at start; `self` is added if missing.
   std::vector<NodeId> nodes;
   DispatcherId table_trigger_id = kDefaultTableTriggerId;

@@ -57,6 +57,17 @@ void Maintainer::MaybeFinishBootstrap() {
   }
   if (nodes_.count(options_.self) == 0) return;  // Cannot host the table trigger.
   const BootstrapResponse& own = responses_.at(options_.self);
+  if (own.checkpoint_ts > start_ts_ && options_.tables_at) {
+    Result<std::vector<event::TableRef>> tables = options_.tables_at(own.checkpoint_ts);
+    if (!tables.ok()) {
+      if (tables.status().code() != Code::kUnavailable) status_ = tables.status();
+      return;  // Tick() tries again.
+    }
+    tables_.clear();
+    for (event::TableRef& t : *tables) {
+      if (t.table_id != 0) tables_[t.table_id] = std::move(t);
+    }
+  }
   if (own.checkpoint_ts > start_ts_) start_ts_ = own.checkpoint_ts;
   for (const auto& [node, resp] : responses_) RebuildFrom(node, resp);
   for (const auto& [node, resp] : responses_) AdoptOperators(node, resp);
