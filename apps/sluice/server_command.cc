@@ -1,0 +1,142 @@
+#include <signal.h>
+#include <toml++/toml.h>
+
+#include <CLI/CLI.hpp>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "common/logging.h"
+#include "server/server.h"
+#include "sluice/commands.h"
+
+namespace sluice::app {
+
+namespace {
+
+// Parses `--pd` as TiCDC does: comma-separated endpoints, with or without
+// an http:// scheme.
+std::vector<std::string> PdEndpoints(const std::string& flag) {
+  std::vector<std::string> out;
+  size_t begin = 0;
+  while (begin <= flag.size()) {
+    size_t end = flag.find(',', begin);
+    if (end == std::string::npos) end = flag.size();
+    std::string e = flag.substr(begin, end - begin);
+    for (const char* scheme : {"http://", "https://"}) {
+      if (e.rfind(scheme, 0) == 0) e = e.substr(std::string(scheme).size());
+    }
+    if (!e.empty()) out.push_back(e);
+    begin = end + 1;
+  }
+  return out;
+}
+
+// Applies TiCDC's server config file keys (addr, advertise-addr, data-dir,
+// gc-ttl, cluster-id, log-level) to the options; flags given on the command
+// line win. Unknown keys and wrong types are errors naming key and line.
+Status ApplyConfigFile(const std::string& path, const CLI::App& app, server::ServerOptions* options,
+                       std::string* log_level) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  toml::table table;
+  try {
+    table = toml::parse(text.str(), path);
+  } catch (const toml::parse_error& e) {
+    return InvalidArgument("TOML syntax error in " + path + " at line " +
+                           std::to_string(e.source().begin.line) + ": " +
+                           std::string(e.description()));
+  }
+  for (const auto& [key, node] : table) {
+    const std::string k(key.str());
+    const std::string where =
+        "key \"" + k + "\" at line " + std::to_string(node.source().begin.line) + " of " + path;
+    auto flag_given = [&](const char* flag) { return app.count(flag) > 0; };
+    if (k == "gc-ttl") {
+      std::optional<int64_t> v = node.value<int64_t>();
+      if (!v.has_value() || *v <= 0)
+        return InvalidArgument(where + ": expected a positive integer");
+      if (!flag_given("--gc-ttl")) options->gc_ttl_seconds = *v;
+      continue;
+    }
+    std::optional<std::string> v = node.value<std::string>();
+    if (k != "addr" && k != "advertise-addr" && k != "data-dir" && k != "cluster-id" &&
+        k != "log-level") {
+      return InvalidArgument("unknown " + where);
+    }
+    if (!v.has_value()) return InvalidArgument(where + ": expected a string");
+    if (k == "addr" && !flag_given("--addr")) options->addr = *v;
+    if (k == "advertise-addr" && !flag_given("--advertise-addr")) options->advertise_addr = *v;
+    if (k == "data-dir" && !flag_given("--data-dir")) options->data_dir = *v;
+    if (k == "cluster-id" && !flag_given("--cluster-id")) options->cluster_id = *v;
+    if (k == "log-level" && !flag_given("--log-level")) *log_level = *v;
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+int RunServer(const std::vector<std::string>& args) {
+  server::ServerOptions options;
+  std::string pd = "http://127.0.0.1:2379";
+  std::string config_file;
+  std::string log_level = "info";
+  CLI::App app("sluice server: run a Sluice node", "sluice server");
+  app.add_option("--pd", pd, "PD endpoints, comma-separated");
+  app.add_option("--addr", options.addr, "HTTP API address (host:port)");
+  app.add_option("--advertise-addr", options.advertise_addr, "address other nodes use");
+  app.add_option("--data-dir", options.data_dir, "data directory");
+  app.add_option("--cluster-id", options.cluster_id, "cluster id");
+  app.add_option("--gc-ttl", options.gc_ttl_seconds, "service GC safepoint TTL in seconds")
+      ->check(CLI::Range(int64_t{1}, int64_t{86400 * 365}));
+  app.add_option("--config", config_file, "server config file (TOML)")->check(CLI::ExistingFile);
+  app.add_option("--log-level", log_level, "log level")
+      ->check(CLI::IsMember({"debug", "info", "warn", "error"}));
+  std::vector<std::string> reversed(args.rbegin(), args.rend());
+  try {
+    app.parse(reversed);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  options.pd_endpoints = PdEndpoints(pd);
+  if (!config_file.empty()) {
+    if (Status s = ApplyConfigFile(config_file, app, &options, &log_level); !s.ok()) {
+      std::cerr << "sluice server: " << s.ToString() << "\n";
+      return 2;
+    }
+  }
+  if (options.data_dir.empty()) {
+    std::cerr << "sluice server: --data-dir is required (flag or data-dir in --config)\n";
+    return 2;
+  }
+  Result<logging::Level> level = logging::ParseLevel(log_level);
+  if (!level.ok()) {
+    std::cerr << "sluice server: " << level.status().ToString() << "\n";
+    return 2;
+  }
+  logging::SetLevel(*level);
+
+  // SIGTERM and SIGINT are taken synchronously by this thread.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  Result<std::unique_ptr<server::Server>> server = server::Server::Start(options);
+  if (!server.ok()) {
+    std::cerr << "sluice server: " << server.status().ToString() << "\n";
+    return 1;
+  }
+  std::cout << "sluice server: node " << (*server)->id().value() << " serving the API on "
+            << (*server)->api_address() << std::endl;
+  int received = 0;
+  sigwait(&signals, &received);
+  LOG_INFO("server received a signal; signal={}", received);
+  (*server)->Stop();
+  std::cout << "sluice server: stopped" << std::endl;
+  return 0;
+}
+
+}  // namespace sluice::app

@@ -1,0 +1,81 @@
+#include "server/dispatcher_factory_impl.h"
+
+namespace sluice::server {
+
+namespace {
+
+using dispatchermanager::ComponentState;
+using dispatchermanager::DispatcherConfig;
+using dispatchermanager::DispatcherHandle;
+using dispatchermanager::SchemaInfo;
+using dispatchermanager::WritePathClosed;
+
+class PathDispatcherHandle final : public DispatcherHandle {
+ public:
+  PathDispatcherHandle(std::shared_ptr<ChangefeedPath> path,
+                       std::shared_ptr<dispatcher::BasicDispatcher> dispatcher, Ts start)
+      : path_(std::move(path)), dispatcher_(std::move(dispatcher)), start_(start) {}
+  ~PathDispatcherHandle() override { path_->RemoveDispatcher(dispatcher_->id()); }
+
+  ComponentState state() const override {
+    return closed_ ? ComponentState::kStopped : ComponentState::kWorking;
+  }
+  Ts checkpoint_ts() const override { return dispatcher_->checkpoint(); }
+  Ts effective_start_ts() const override { return start_; }
+  // The trigger learns every table from the event service's DDL stream, so
+  // the initial list needs no action beyond the write-path check.
+  Status InitializeTables(const std::vector<SchemaInfo>&) override {
+    if (path_->Find(dispatcher_->id()) == nullptr) {
+      return WritePathClosed("dispatcher already closed");
+    }
+    return Status::Ok();
+  }
+  bool TryClose() override {
+    if (!closed_) {
+      path_->RemoveDispatcher(dispatcher_->id());
+      closed_ = true;
+    }
+    return true;
+  }
+
+ private:
+  const std::shared_ptr<ChangefeedPath> path_;
+  const std::shared_ptr<dispatcher::BasicDispatcher> dispatcher_;
+  const Ts start_;
+  bool closed_ = false;
+};
+
+class PathDispatcherFactory final : public dispatchermanager::DispatcherFactory {
+ public:
+  explicit PathDispatcherFactory(std::shared_ptr<ChangefeedPath> path) : path_(std::move(path)) {}
+
+  Result<std::unique_ptr<DispatcherHandle>> Create(const DispatcherConfig& config) override {
+    if (closed_.load(std::memory_order_acquire)) {
+      return WritePathClosed("write path of " + path_->changefeed() + " closed");
+    }
+    ASSIGN_OR_RETURN(Ts start, path_->AddDispatcher(config));
+    std::shared_ptr<dispatcher::BasicDispatcher> d = path_->Find(config.id);
+    if (d == nullptr) return WritePathClosed("dispatcher closed while it was created");
+    return std::unique_ptr<DispatcherHandle>(new PathDispatcherHandle(path_, std::move(d), start));
+  }
+
+  void CloseWritePath() override { closed_.store(true, std::memory_order_release); }
+
+ private:
+  const std::shared_ptr<ChangefeedPath> path_;
+  std::atomic<bool> closed_{false};
+};
+
+}  // namespace
+
+Result<std::unique_ptr<dispatchermanager::DispatcherFactory>> PathFactoryProvider::Open(
+    const dispatchermanager::BootstrapRequest& request) {
+  if (closed_.load(std::memory_order_acquire)) return WritePathClosed("node shutting down");
+  ASSIGN_OR_RETURN(meta::ChangefeedInfo info, lookup_(request.changefeed_id));
+  ASSIGN_OR_RETURN(std::shared_ptr<ChangefeedPath> path,
+                   registry_->Acquire(info, request.epoch, request.start_ts));
+  return std::unique_ptr<dispatchermanager::DispatcherFactory>(
+      new PathDispatcherFactory(std::move(path)));
+}
+
+}  // namespace sluice::server

@@ -1,0 +1,233 @@
+#include "server/server.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <random>
+#include <system_error>
+
+#include "api/api_server.h"
+#include "common/logging.h"
+
+namespace sluice::server {
+
+namespace {
+
+NodeId NewNodeId() {
+  std::random_device rd;
+  std::mt19937_64 rng((static_cast<uint64_t>(rd()) << 32) ^ rd() ^ getpid());
+  const uint64_t a = rng();
+  const uint64_t b = rng();
+  return NodeId(fmt::format("{:08x}-{:04x}-{:04x}-{:04x}-{:012x}", a >> 32, (a >> 16) & 0xffff,
+                            a & 0xffff, b >> 48, b & 0xffffffffffffULL));
+}
+
+Result<meta::ChangefeedId> ParseChangefeedId(const std::string& id) {
+  const size_t slash = id.find('/');
+  if (slash == std::string::npos) return InvalidArgument("changefeed id without namespace: " + id);
+  meta::ChangefeedId out;
+  out.ns = id.substr(0, slash);
+  out.name = id.substr(slash + 1);
+  return out;
+}
+
+// "host:port" -> (host, port); kInvalidArgument naming the address.
+Result<std::pair<std::string, int>> SplitHostPort(const std::string& addr) {
+  const size_t colon = addr.rfind(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == addr.size()) {
+    return InvalidArgument("--addr \"" + addr + "\" is not host:port");
+  }
+  int port = 0;
+  for (char c : addr.substr(colon + 1)) {
+    if (c < '0' || c > '9' || port > 65535) {
+      return InvalidArgument("--addr \"" + addr + "\" has a bad port");
+    }
+    port = port * 10 + (c - '0');
+  }
+  if (port > 65535) return InvalidArgument("--addr \"" + addr + "\" has a bad port");
+  return std::make_pair(addr.substr(0, colon), port);
+}
+
+}  // namespace
+
+// This node as the coordinator and the API see the cluster: one node, always
+// the owner, registered in the metastore.
+class Server::Cluster final : public coordinator::NodeMembership, public api::ClusterInfo {
+ public:
+  Cluster(const NodeId& self, meta::MetaClient* meta, std::string cluster_id)
+      : self_(self), meta_(meta), cluster_id_(std::move(cluster_id)) {}
+
+  std::vector<NodeId> AliveNodes() const override { return {self_}; }
+  std::vector<meta::CaptureInfo> Captures() override {
+    std::vector<meta::CaptureInfo> out;
+    Result<meta::CaptureList> list = meta_->ListCaptures();
+    if (!list.ok()) return out;
+    for (auto& c : list->captures) out.push_back(std::move(c.value));
+    return out;
+  }
+  std::optional<NodeId> Owner() override { return self_; }
+  std::string ClusterId() override { return cluster_id_; }
+
+ private:
+  const NodeId self_;
+  meta::MetaClient* const meta_;
+  const std::string cluster_id_;
+};
+
+Server::Server(ServerOptions options) : options_(std::move(options)), id_(NewNodeId()) {}
+
+Server::~Server() { Stop(); }
+
+Result<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
+  if (options.data_dir.empty()) return InvalidArgument("--data-dir is required");
+  if (options.pd_endpoints.empty()) return InvalidArgument("--pd is required");
+  std::unique_ptr<Server> s(new Server(std::move(options)));
+  Status st = s->Init();
+  if (!st.ok()) {
+    s->Stop();
+    return st;
+  }
+  return s;
+}
+
+Status Server::InitMeta() {
+  meta::EmbeddedStoreOptions store_options;
+  store_options.dir = (std::filesystem::path(options_.data_dir) / "meta").string();
+  store_options.clock = options_.clock;
+  ASSIGN_OR_RETURN(store_, meta::EmbeddedMetaStore::Open(store_options));
+  meta_ = std::make_unique<meta::MetaClient>(store_.get(), meta::KeyLayout(options_.cluster_id));
+  ASSIGN_OR_RETURN(meta::LeaseGrant lease, store_->GrantLease(std::chrono::seconds(10)));
+  lease_ = lease.id;
+  return Status::Ok();
+}
+
+Result<meta::ChangefeedInfo> Server::LookupChangefeed(const std::string& id) {
+  ASSIGN_OR_RETURN(meta::ChangefeedId parsed, ParseChangefeedId(id));
+  ASSIGN_OR_RETURN(meta::Versioned<meta::ChangefeedInfo> info, meta_->GetChangefeedInfo(parsed));
+  return std::move(info.value);
+}
+
+Status Server::Init() {
+  std::error_code ec;
+  std::filesystem::create_directories(options_.data_dir, ec);
+  if (ec) return IoError("cannot create data dir " + options_.data_dir + ": " + ec.message());
+  const std::string paths_dir = (std::filesystem::path(options_.data_dir) / "changefeeds").string();
+  // The data paths are caches: a restarted node starts them afresh from
+  // the persisted checkpoints.
+  std::filesystem::remove_all(paths_dir, ec);
+  RETURN_IF_ERROR(InitMeta());
+
+  pd::PdClientOptions pd_options;
+  pd_options.endpoints = options_.pd_endpoints;
+  ASSIGN_OR_RETURN(pd_, pd::PdClient::Connect(pd_options));
+  cache_ = std::make_unique<pd::RegionCache>(pd_.get());
+  logpuller::SubscriptionClientOptions puller_options;
+  puller_ =
+      std::make_unique<logpuller::SubscriptionClient>(puller_options, pd_.get(), cache_.get());
+  puller_->Start();
+
+  PathDeps deps;
+  deps.pd = pd_.get();
+  deps.cache = cache_.get();
+  deps.puller = puller_.get();
+  deps.data_dir = paths_dir;
+  deps.clock = options_.clock;
+  MaintainerHost* host_ptr = nullptr;
+  registry_ = std::make_unique<PathRegistry>(deps);
+  provider_ = std::make_unique<PathFactoryProvider>(
+      registry_.get(), [this](const std::string& id) { return LookupChangefeed(id); });
+  orchestrator_ = std::make_unique<dispatchermanager::DispatcherOrchestrator>(provider_.get());
+  MaintainerHostOptions host_options;
+  host_options.self = id_;
+  host_options.clock = options_.clock;
+  host_options.registry = registry_.get();
+  host_options.orchestrator = orchestrator_.get();
+  host_ = std::make_unique<MaintainerHost>(host_options);
+  host_ptr = host_.get();
+  registry_->SetBlockStatusListener(
+      [host_ptr](const std::string& cf, const dispatcher::BlockStatus& s) {
+        host_ptr->OnBlockStatus(cf, s);
+      });
+
+  tso_ = std::make_unique<coordinator::PdTsoSource>(pd_.get());
+  gc_ = std::make_unique<coordinator::PdGcSafepointUpdater>(pd_.get());
+  cluster_ = std::make_unique<Cluster>(id_, meta_.get(), options_.cluster_id);
+  coordinator::CoordinatorOptions co;
+  co.clock = options_.clock;
+  co.meta = meta_.get();
+  co.maintainers = host_.get();
+  co.nodes = cluster_.get();
+  co.tso = tso_.get();
+  co.gc_updater = gc_.get();
+  co.gc.ttl_seconds = options_.gc_ttl_seconds;
+  co.self_addr = options_.addr;
+  co.backoff_initial = options_.backoff_initial;
+  co.backoff_max = options_.backoff_max;
+  ASSIGN_OR_RETURN(coordinator_, coordinator::Coordinator::Open(co));
+  host_->SetCoordinator(coordinator_.get());
+  host_->Start();
+  ticker_.Start("coord-tick", [this](const StopToken& token) {
+    while (!token.cancelled()) {
+      coordinator_->Tick();
+      if (lease_.value() != 0) (void)store_->KeepAlive(lease_);
+      options_.clock->SleepFor(std::chrono::milliseconds(100), token);
+    }
+  });
+
+  api::ApiOptions api_options;
+  ASSIGN_OR_RETURN(std::tie(api_options.host, api_options.port), SplitHostPort(options_.addr));
+  api_options.coordinator = coordinator_.get();
+  api_options.cluster = cluster_.get();
+  api_options.self.id = id_;
+  api_options.self.address = options_.advertise_addr;
+  api_options.self.version = kSluiceVersion;
+  api_options.self.pid = getpid();
+  api_options.upstream_id = pd_->cluster_id();
+  ASSIGN_OR_RETURN(api_, api::ApiServer::Start(api_options));
+
+  meta::CaptureInfo capture;
+  capture.id = id_;
+  capture.advertise_addr =
+      options_.advertise_addr.empty() ? api_address() : options_.advertise_addr;
+  capture.version = kSluiceVersion;
+  capture.start_timestamp_s =
+      std::chrono::duration_cast<std::chrono::seconds>(options_.clock->WallNow().time_since_epoch())
+          .count();
+  RETURN_IF_ERROR(meta_->RegisterCapture(capture, lease_).status());
+  LOG_INFO("server started; id={} api={} pd={} data_dir={}", id_.value(), api_address(),
+           options_.pd_endpoints.front(), options_.data_dir);
+  return Status::Ok();
+}
+
+std::string Server::api_address() const {
+  if (api_ == nullptr) return options_.addr;
+  return api_->address();
+}
+
+void Server::Stop() {
+  if (stopped_) return;
+  stopped_ = true;
+  LOG_INFO("server stopping; id={}", id_.value());
+  if (api_ != nullptr) api_->Stop();
+  ticker_.Stop();
+  // The maintainers report their checkpoints a last time; the coordinator
+  // persists them.
+  if (host_ != nullptr) host_->Stop();
+  if (provider_ != nullptr) provider_->Shutdown();
+  // Dropping the managers closes the dispatchers, then each data path
+  // flushes and closes its sink.
+  orchestrator_.reset();
+  host_.reset();
+  coordinator_.reset();
+  if (meta_ != nullptr) (void)meta_->DeregisterCapture(id_);
+  if (puller_ != nullptr) puller_->Stop();
+  registry_.reset();
+  provider_.reset();
+  puller_.reset();
+  cache_.reset();
+  if (pd_ != nullptr) pd_->Stop();
+  if (store_ != nullptr) store_->Stop();
+  LOG_INFO("server stopped; id={}", id_.value());
+}
+
+}  // namespace sluice::server
