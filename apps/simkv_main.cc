@@ -37,6 +37,8 @@ struct Flags {
   int rows_per_txn = 4;
   int64_t row_width = 64;
   int tables = 2;
+  std::string database = "workload";
+  bool paused = false;
   double hot_key_fraction = 0;
   std::string mix = "50:40:10";
   uint64_t ddl_every = 0;
@@ -63,6 +65,8 @@ void AddFlags(CLI::App& app, Flags& f) {
   app.add_option("--row-width", f.row_width, "padding bytes per row")
       ->check(CLI::Range(0, 1 << 20));
   app.add_option("--tables", f.tables, "narrow tables")->check(CLI::Range(1, 1000));
+  app.add_option("--database", f.database, "the workload's database");
+  app.add_flag("--paused", f.paused, "set up the tables, start DML only on POST /workload/start");
   app.add_option("--hot-key-fraction", f.hot_key_fraction, "share of rows on hot keys")
       ->check(CLI::Range(0.0, 1.0));
   app.add_option("--mix", f.mix, "insert:update:delete weights");
@@ -92,6 +96,7 @@ Result<WorkloadOptions> MakeWorkloadOptions(const Flags& f) {
   WorkloadOptions o;
   o.seed = f.seed;
   o.narrow_tables = f.tables;
+  o.database = f.database;
   o.rate = f.txns_per_s;
   o.dml.rows_per_txn = f.rows_per_txn;
   o.row_width = f.row_width;
@@ -205,7 +210,7 @@ int Run(const Flags& f, const sigset_t& signals) {
   std::printf("control http://%s\n", control.address().c_str());
   std::fflush(stdout);
   faults.Start();
-  if (f.txns_per_s > 0) control.StartWorkload(RunLimit{}).IgnoreError();
+  if (f.txns_per_s > 0 && !f.paused) control.StartWorkload(RunLimit{}).IgnoreError();
 
   WaitForEnd(signals, f.duration_s);
 
