@@ -28,6 +28,7 @@ inline constexpr std::string_view kErrFilterRuleInvalid = "CDC:ErrFilterRuleInva
 inline constexpr std::string_view kErrClusterIsUnhealthy = "CDC:ErrClusterIsUnhealthy";
 inline constexpr std::string_view kErrEtcdTryAgain = "CDC:ErrEtcdTryAgain";
 inline constexpr std::string_view kErrPdEtcdApiError = "CDC:ErrPDEtcdAPIError";
+inline constexpr std::string_view kErrUpstreamNotFound = "CDC:ErrUpstreamNotFound";
 inline constexpr std::string_view kErrInternalServerError = "CDC:ErrInternalServerError";
 
 // One failed request. `message` is the full error_msg, "[code]text".

@@ -56,6 +56,15 @@ std::optional<ApiError> CheckStringArray(const Json& obj, std::string_view key) 
   return std::nullopt;
 }
 
+std::optional<ApiError> ReadStringArray(const Json& obj, std::string_view key,
+                                        std::vector<std::string>* out) {
+  if (auto err = CheckStringArray(obj, key)) return err;
+  auto it = obj.find(std::string(key));
+  if (it == obj.end() || it->is_null()) return std::nullopt;
+  for (const Json& item : *it) out->push_back(item.get<std::string>());
+  return std::nullopt;
+}
+
 // TiCDC's PDConfig fields: accepted, type-checked, not used.
 std::optional<ApiError> CheckPdConfig(const Json& obj) {
   std::string ignored;
@@ -248,6 +257,25 @@ ApiOr<ResumeRequest> ParseResume(std::string_view body) {
   } catch (const std::exception& e) {
     return MakeError(kErrApiInvalidParam, std::string("malformed request body: ") + e.what());
   }
+}
+
+ApiOr<UpstreamRequest> ParseUpstream(std::string_view body) {
+  try {
+    ApiOr<Json> obj = ParseObject(body, /*empty_is_object=*/false);
+    if (!obj.ok()) return obj.error();
+    UpstreamRequest req;
+    std::optional<ApiError> err = ReadU64(*obj, "id", &req.id);
+    if (!err) err = CheckPdConfig(*obj);
+    if (!err) err = ReadStringArray(*obj, "pd_addrs", &req.pd_addrs);
+    if (err) return *err;
+    return req;
+  } catch (const std::exception& e) {
+    return MakeError(kErrApiInvalidParam, std::string("malformed request body: ") + e.what());
+  }
+}
+
+Json TsoJson(Ts ts) {
+  return Json{{"timestamp", tso::Physical(ts)}, {"logic_time", tso::Logical(ts)}};
 }
 
 std::string EncodeStoredConfig(const config::ReplicaConfig& config) {

@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "api/api_error.h"
 #include "common/strong_id.h"
@@ -72,6 +73,18 @@ struct ResumeRequest {
   uint64_t overwrite_checkpoint_ts = 0;  // 0: keep the checkpoint.
 };
 ApiOr<ResumeRequest> ParseResume(std::string_view body);
+
+// The body of POST /api/v2/tso (TiCDC UpstreamConfig). A body that is
+// empty, not JSON, not an object or has a field of the wrong type is
+// ErrAPIInvalidParam; `null` is {} (Go leaves the struct as it is).
+struct UpstreamRequest {
+  uint64_t id = 0;  // "id": the PD cluster id; 0: the default upstream.
+  std::vector<std::string> pd_addrs;
+};
+ApiOr<UpstreamRequest> ParseUpstream(std::string_view body);
+
+// TiCDC's Tso: {"timestamp": physical ms, "logic_time": logical}.
+Json TsoJson(Ts ts);
 
 // The replica config as stored in ChangefeedInfo::config_json: ToJson with
 // the Kafka SASL password kept (ToJson masks it for display).

@@ -174,6 +174,8 @@ void ApiServer::RegisterServerRoutes() {
   s.Get("/status/?", Guarded([this](const httplib::Request&) { return ServerStatus(); }));
   s.Get("/api/v2/health/?", Guarded([this](const httplib::Request&) { return Health(); }));
   s.Get("/api/v2/captures/?", Guarded([this](const httplib::Request&) { return Captures(); }));
+  s.Post("/api/v2/tso/?",
+         Guarded([this](const httplib::Request& req) { return QueryTso(req.body); }));
   s.Get("/metrics", Guarded([this](const httplib::Request&) {
           return Reply{200, options_.metrics->Expose(), std::string(kPrometheusTextContentType)};
         }));
@@ -253,6 +255,32 @@ Reply ApiServer::Captures() {
   }
   const size_t total = items.size();
   return Reply{200, Dump(Json{{"total", total}, {"items", std::move(items)}}), "application/json"};
+}
+
+// TiCDC's QueryTso: one TSO from the upstream named by "id" (0: the
+// default one). Sluice has one upstream and cannot dial another PD.
+Reply ApiServer::QueryTso(const std::string& body) {
+  if (options_.tso == nullptr) {
+    ApiError err = MakeError(kErrInternalServerError, "no upstream to query a TSO from");
+    err.http_status = 503;
+    return ErrorReply(err);
+  }
+  ApiOr<UpstreamRequest> req = ParseUpstream(body);
+  if (!req.ok()) return ErrorReply(req.error());
+  if (req->id != 0 && options_.upstream_id != 0 && req->id != options_.upstream_id) {
+    return ErrorReply(MakeError(kErrUpstreamNotFound,
+                                "upstream not found, cluster-id: " + std::to_string(req->id)));
+  }
+  if (req->id == 0 && !req->pd_addrs.empty()) {
+    return ErrorReply(MakeError(
+        kErrApiInvalidParam, "pd_addrs: querying a PD other than the upstream's is unsupported"));
+  }
+  Result<Ts> ts = options_.tso->GetTs();
+  if (!ts.ok()) {
+    return ErrorReply(MakeError(kErrInternalServerError,
+                                "failed to get a TSO from PD: " + ts.status().ToString()));
+  }
+  return Reply{200, Dump(TsoJson(*ts)), "application/json"};
 }
 
 std::string ApiServer::NodeAddress(const NodeId& node) {

@@ -4,13 +4,13 @@
 //
 // Threads: one owned listening thread (joined by Stop()) plus httplib's
 // worker pool, which runs the handlers concurrently. Handlers call the
-// Coordinator (thread-safe), the ClusterInfo (must be thread-safe) and the
-// metrics Registry (thread-safe). Start(), Stop() and the destructor are
-// for the owner; port() and address() may be called from any thread.
+// Coordinator (thread-safe), the ClusterInfo (must be thread-safe), the
+// TsoSource (must be thread-safe) and the metrics Registry (thread-safe). Start(), Stop() and the
+// destructor are for the owner; port() and address() may be called from any thread.
 //
-// Ownership: the coordinator, cluster info and registry are borrowed and
-// must outlive the server (Stop() it first). Handlers never throw out of
-// the server: parse errors are 4xx replies, anything unexpected is a 500
+// Ownership: the coordinator, cluster info, TSO source and registry are
+// borrowed and must outlive the server (Stop() it first). Handlers never
+// throw out of the server: parse errors are 4xx replies, anything unexpected is a 500
 // with CDC:ErrInternalServerError.
 #pragma once
 
@@ -27,6 +27,7 @@
 #include "common/strong_id.h"
 #include "common/thread_annotations.h"
 #include "coordinator/coordinator.h"
+#include "coordinator/interfaces.h"
 #include "meta/model.h"
 
 namespace httplib {
@@ -69,6 +70,9 @@ struct ApiOptions {
   int port = 8300;  // 0: any free port; see ApiServer::port().
   coordinator::Coordinator* coordinator = nullptr;
   ClusterInfo* cluster = nullptr;
+  // PD's TSO for POST /api/v2/tso; must be thread-safe. Null: that route
+  // answers 503 (as TiCDC does without an upstream).
+  coordinator::TsoSource* tso = nullptr;
   ServerIdentity self;
   Registry* metrics = Registry::Default();
   uint64_t upstream_id = 0;  // PD cluster id, recorded in new changefeeds.
@@ -109,6 +113,7 @@ class ApiServer {
   Reply ServerStatus();
   Reply Health();
   Reply Captures();
+  Reply QueryTso(const std::string& body);
   std::string NodeAddress(const NodeId& node);
 
   const ApiOptions options_;

@@ -11,6 +11,7 @@
 
 #include "api/api_json.h"
 #include "api/api_server.h"
+#include "common/tso.h"
 #include "coordinator/coordinator_test_util.h"
 
 namespace sluice::api {
@@ -48,6 +49,33 @@ class FakeCluster final : public ClusterInfo {
   Liveness liveness_ GUARDED_BY(mu_) = Liveness::kAlive;
 };
 
+// PD's TSO for the API's workers: thread-safe, fails on command. (The
+// fixture's FakeTso is for the coordinator, which calls it under its lock.)
+class LockedTso final : public coordinator::TsoSource {
+ public:
+  Result<Ts> GetTs() override {
+    MutexLock lock(&mu_);
+    ++calls_;
+    if (fail_) return Unavailable("pd is down");
+    return next_;
+  }
+  void Set(Ts next, bool fail) {
+    MutexLock lock(&mu_);
+    next_ = next;
+    fail_ = fail;
+  }
+  int calls() {
+    MutexLock lock(&mu_);
+    return calls_;
+  }
+
+ private:
+  Mutex mu_;
+  Ts next_ GUARDED_BY(mu_) = tso::Compose(1714564800000, 5);
+  bool fail_ GUARDED_BY(mu_) = false;
+  int calls_ GUARDED_BY(mu_) = 0;
+};
+
 struct Resp {
   int status = 0;
   Json body;
@@ -78,6 +106,7 @@ class ApiTest : public CoordinatorTest {
     o.port = 0;
     o.coordinator = coord_.get();
     o.cluster = &cluster_;
+    o.tso = &pd_tso_;
     o.self = {NodeId("node-a"), "10.0.0.1:8300", "v8.5.0-sluice", "deadbeef", 4242};
     o.metrics = &registry_;
     o.upstream_id = 7;
@@ -151,6 +180,7 @@ class ApiTest : public CoordinatorTest {
 
   Registry registry_;
   FakeCluster cluster_;
+  LockedTso pd_tso_;
   std::unique_ptr<ApiServer> server_;
   std::unique_ptr<httplib::Client> client_;
 };
@@ -348,6 +378,78 @@ TEST_F(ApiTest, StatusShowsCheckpointAndLastError) {
   Resp info = Call("GET", "/api/v2/changefeeds/cf-1");
   EXPECT_TRUE(info.body.contains("error")) << info.raw;
   EXPECT_FALSE(Call("GET", "/api/v2/changefeeds").body["items"][0]["error"].is_null());
+}
+
+// --- tso ------------------------------------------------------------------------
+
+TEST_F(ApiTest, QueryTsoReturnsPhysicalAndLogical) {
+  const Ts ts = tso::Compose(1714564800123, 77);
+  pd_tso_.Set(ts, /*fail=*/false);
+  // The body `cli changefeed resume --overwrite-checkpoint-ts` sends, the
+  // default upstream, null and TiCDC's PD fields.
+  for (const std::string& body :
+       {std::string(R"({"id":7,"ca_path":"","cert_path":"","key_path":""})"), std::string("{}"),
+        std::string("null"), std::string(R"({"id":0})"),
+        Dump(Json{{"id", 7}, {"pd_addrs", {"10.0.0.9:2379"}}, {"cert_allowed_cn", Json::array()}}),
+        std::string(R"({"id":7,"unknown":[1,2]})")}) {
+    Resp r = Call("POST", "/api/v2/tso", body);
+    ASSERT_EQ(r.status, 200) << body << ": " << r.raw;
+    EXPECT_EQ(r.content_type, "application/json");
+    EXPECT_EQ(r.body, Json({{"timestamp", 1714564800123}, {"logic_time", 77}})) << r.raw;
+    // The CLI composes the TSO back from the two fields.
+    const uint64_t composed = (r.body["timestamp"].get<uint64_t>() << tso::kLogicalBits) |
+                              r.body["logic_time"].get<uint64_t>();
+    EXPECT_EQ(composed, ts.value());
+  }
+  EXPECT_EQ(Call("POST", "/api/v2/tso/", "{}").status, 200);
+  EXPECT_EQ(pd_tso_.calls(), 7);
+}
+
+TEST_F(ApiTest, QueryTsoRejectsMalformedBodyWithoutAskingPd) {
+  for (const std::string& body : {
+           std::string(""),
+           std::string("{"),
+           std::string("not json"),
+           std::string("[1]"),
+           std::string("42"),
+           Dump(Json{{"id", "7"}}),
+           Dump(Json{{"id", -7}}),
+           Dump(Json{{"id", 7.5}}),
+           Dump(Json{{"pd_addrs", "10.0.0.9:2379"}}),
+           Dump(Json{{"pd_addrs", {1, 2}}}),
+           Dump(Json{{"ca_path", 3}}),
+           // Without an id, pd_addrs names another cluster's PD.
+           Dump(Json{{"pd_addrs", {"10.0.0.9:2379"}}}),
+       }) {
+    ExpectError(Call("POST", "/api/v2/tso", body), 400, kErrApiInvalidParam);
+  }
+  ExpectError(Call("POST", "/api/v2/tso", R"({"id":8})"), 500, kErrUpstreamNotFound);
+  EXPECT_EQ(pd_tso_.calls(), 0);
+}
+
+TEST_F(ApiTest, QueryTsoPdFailureIsInternalError) {
+  pd_tso_.Set(Ts(1), /*fail=*/true);
+  Resp r = Call("POST", "/api/v2/tso", R"({"id":7})");
+  ExpectError(r, 500, kErrInternalServerError);
+  EXPECT_NE(r.body.value("error_msg", "").find("pd is down"), std::string::npos) << r.raw;
+  EXPECT_EQ(pd_tso_.calls(), 1);
+
+  pd_tso_.Set(tso::Compose(5, 1), /*fail=*/false);
+  EXPECT_EQ(Call("POST", "/api/v2/tso", R"({"id":7})").status, 200);
+}
+
+TEST_F(ApiTest, QueryTsoWithoutTsoSourceIsUnavailable) {
+  ApiOptions options = ServerOptions();
+  options.tso = nullptr;
+  Result<std::unique_ptr<ApiServer>> other = ApiServer::Start(options);
+  ASSERT_TRUE(other.ok()) << other.status().ToString();
+  httplib::Client client("127.0.0.1", (*other)->port());
+  httplib::Result r = client.Post("/api/v2/tso", R"({"id":7})", "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 503);
+  Json body = Json::parse(r->body, nullptr, /*allow_exceptions=*/false);
+  EXPECT_EQ(body.value("error_code", ""), kErrInternalServerError) << r->body;
+  (*other)->Stop();
 }
 
 // --- rejected requests leave the metastore as it was --------------------------
@@ -550,6 +652,10 @@ TEST(ApiJsonTest, MutatedBodiesNeverThrow) {
     ApiOr<ResumeRequest> resume = ParseResume(s);
     if (!resume.ok()) {
       EXPECT_EQ(resume.error().http_status, 400);
+    }
+    ApiOr<UpstreamRequest> upstream = ParseUpstream(s);
+    if (!upstream.ok()) {
+      EXPECT_EQ(upstream.error().http_status, 400);
     }
   }
 }
