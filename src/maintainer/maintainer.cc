@@ -66,7 +66,9 @@ Maintainer::Maintainer(MaintainerOptions options)
                options_.resend_interval),
       start_ts_(options_.checkpoint_ts),
       checkpoint_(options_.checkpoint_ts) {
-  for (const event::TableRef& t : options_.tables) tables_[t.table_id] = t;
+  for (const event::TableRef& t : options_.tables) {
+    if (!Ignored(t)) tables_[t.table_id] = t;
+  }
   for (const NodeId& n : options_.nodes) nodes_[n];
   spans_.SetTrigger(options_.table_trigger_id, options_.self);
 }
@@ -201,13 +203,15 @@ void Maintainer::ApplyTableChanges(Ts ts, const std::vector<int64_t>& drops,
                 options_.changefeed_id, table_id, s.ToString());
     }
   }
+  size_t added = 0;
   for (const event::TableRef& t : adds) {
-    if (t.table_id == 0 || spans_.FindTable(t.table_id) != nullptr) continue;
+    if (t.table_id == 0 || spans_.FindTable(t.table_id) != nullptr || Ignored(t)) continue;
     tables_[t.table_id] = t;
     spans_.AddAbsent(NewDispatcherId(), t, ts);  // The new table starts at the DDL.
+    ++added;
   }
-  LOG_INFO("maintainer applied table changes; changefeed={} ts={} dropped={} added={}",
-           options_.changefeed_id, ts.value(), drops.size(), adds.size());
+  LOG_INFO("maintainer applied table changes; changefeed={} ts={} dropped={} added={} skipped={}",
+           options_.changefeed_id, ts.value(), drops.size(), added, adds.size() - added);
   Schedule();
 }
 

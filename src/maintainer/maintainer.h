@@ -59,6 +59,12 @@ struct MaintainerOptions {
   // means "not yet", and the bootstrap finishes on a later Tick(). Unset:
   // `tables` are used as they are.
   std::function<Result<std::vector<event::TableRef>>(Ts)> tables_at;
+  // True for a table the changefeed's filter leaves out: it gets no span
+  // (no dispatcher) wherever tables are added: `tables`, `tables_at` and the
+  // tables a DDL adds (CREATE TABLE, TRUNCATE's new id, partitions, ...). A
+  // barrier event that blocks such a table waits only on the dispatchers
+  // that exist. Called from the maintainer's thread. Unset: none ignored.
+  std::function<bool(const event::TableRef&)> ignore_table;
   // The live nodes at start; `self` is added if missing.
   std::vector<NodeId> nodes;
   DispatcherId table_trigger_id = kDefaultTableTriggerId;
@@ -120,6 +126,9 @@ class Maintainer {
 
   explicit Maintainer(MaintainerOptions options);
   bool Active() const { return status_.ok() && !closing_; }
+  bool Ignored(const event::TableRef& table) const {
+    return options_.ignore_table && options_.ignore_table(table);
+  }
   Clock::TimePoint Now() const { return options_.clock->Now(); }
   template <typename T>
   T Stamped(T message) const {

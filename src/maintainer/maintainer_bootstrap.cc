@@ -65,7 +65,7 @@ void Maintainer::MaybeFinishBootstrap() {
     }
     tables_.clear();
     for (event::TableRef& t : *tables) {
-      if (t.table_id != 0) tables_[t.table_id] = std::move(t);
+      if (t.table_id != 0 && !Ignored(t)) tables_[t.table_id] = std::move(t);
     }
   }
   if (own.checkpoint_ts > start_ts_) start_ts_ = own.checkpoint_ts;

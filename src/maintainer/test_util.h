@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -177,10 +178,12 @@ class FakeCluster {
   std::map<NodeId, FakeNode> nodes;
 };
 
-// A maintainer on node "a" at epoch 7 over `tables`, with a manual clock.
+// A maintainer on node "a" at epoch 7 over `tables`, with a manual clock;
+// `ignore_table` becomes MaintainerOptions::ignore_table.
 struct Fixture {
   explicit Fixture(std::vector<event::TableRef> tables, std::vector<std::string> names = {"a"},
-                   Ts start = Ts(100))
+                   Ts start = Ts(100),
+                   std::function<bool(const event::TableRef&)> ignore_table = nullptr)
       : outbox(NodeId("a"), MaintainerEpoch(7)), cluster(names) {
     MaintainerOptions o;
     o.changefeed_id = "cf";
@@ -188,6 +191,7 @@ struct Fixture {
     o.epoch = MaintainerEpoch(7);
     o.checkpoint_ts = start;
     o.tables = std::move(tables);
+    o.ignore_table = std::move(ignore_table);
     for (auto& n : names) o.nodes.emplace_back(n);
     o.resend_interval = std::chrono::milliseconds(500);
     o.clock = &clock;

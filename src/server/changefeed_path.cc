@@ -7,6 +7,7 @@
 #include "config/replica_config.h"
 #include "dispatcher/event_dispatcher.h"
 #include "dispatcher/table_trigger_dispatcher.h"
+#include "server/filtering_sink.h"
 #include "server/sink_opener.h"
 
 namespace sluice::server {
@@ -80,7 +81,8 @@ Status ChangefeedPath::Init(const meta::ChangefeedInfo& info) {
   sink_options.changefeed_id = changefeed_;
   sink_options.start_ts = start_ts_;
   sink_options.clock = deps_.clock;
-  ASSIGN_OR_RETURN(sink_, OpenSink(sink_options));
+  ASSIGN_OR_RETURN(std::unique_ptr<sink::Sink> opened, OpenSink(sink_options));
+  sink_ = std::make_unique<FilteringSink>(std::move(opened), filter_);
 
   snapshot_ = std::make_unique<kvclient::SnapshotReader>(deps_.pd, deps_.cache,
                                                          kvclient::SnapshotReaderOptions{});
@@ -130,9 +132,13 @@ Result<std::vector<event::TableRef>> ChangefeedPath::TablesAt(Ts ts) const {
   ASSIGN_OR_RETURN(std::vector<event::TableRef> all, schema_->AllPhysicalTables(ts));
   std::vector<event::TableRef> kept;
   for (event::TableRef& t : all) {
-    if (!filter_->ShouldIgnoreTable(t.schema_name, t.table_name)) kept.push_back(std::move(t));
+    if (!IgnoresTable(t)) kept.push_back(std::move(t));
   }
   return kept;
+}
+
+bool ChangefeedPath::IgnoresTable(const event::TableRef& table) const {
+  return filter_->ShouldIgnoreTable(table.schema_name, table.table_name);
 }
 
 eventservice::RowFilter ChangefeedPath::MakeRowFilter() const {
@@ -224,16 +230,18 @@ void ChangefeedPath::SetListener(PathListener listener) {
 }
 
 void ChangefeedPath::UpdateCheckpoints(Ts changefeed_checkpoint) {
-  std::vector<std::pair<DispatcherId, Ts>> checkpoints;
+  std::vector<std::shared_ptr<dispatcher::BasicDispatcher>> dispatchers;
   {
     MutexLock lock(&mu_);
     if (stopped_) return;
-    for (const auto& [id, d] : dispatchers_) {
-      d->CheckSink();
-      checkpoints.emplace_back(id, d->checkpoint());
-    }
+    for (const auto& [id, d] : dispatchers_) dispatchers.push_back(d);
   }
-  for (const auto& [id, ts] : checkpoints) service_->UpdateCheckpoint(id, ts);
+  // Outside the lock: a failed sink fails the dispatcher, whose error
+  // callback takes the lock.
+  for (const auto& d : dispatchers) {
+    d->CheckSink();
+    service_->UpdateCheckpoint(d->id(), d->checkpoint());
+  }
   if (changefeed_checkpoint.value() > 0) sink_->AddCheckpointTs(changefeed_checkpoint);
   if (Status s = sink_->status(); !s.ok()) RecordError(s.WithContext("sink"));
   if (Status s = schema_->status(); !s.ok()) {

@@ -73,6 +73,9 @@ class ChangefeedPath {
   // The changefeed's tables at `ts` that the filter keeps. kUnavailable
   // while the schema store has not reached `ts` (retry later).
   Result<std::vector<event::TableRef>> TablesAt(Ts ts) const;
+  // True if the changefeed's filter leaves `table` out (by its schema and
+  // table names): it gets no dispatcher.
+  bool IgnoresTable(const event::TableRef& table) const;
 
   // Creates a table or table-trigger dispatcher at `config.start_ts`,
   // moved past what the sink says it already has (ddl_ts recovery), and
@@ -112,7 +115,7 @@ class ChangefeedPath {
   std::unique_ptr<schemastore::SchemaStore> schema_;
   std::unique_ptr<eventstore::EventStore> store_;
   std::unique_ptr<eventservice::EventService> service_;
-  std::unique_ptr<sink::Sink> sink_;
+  std::unique_ptr<sink::Sink> sink_;  // The opened sink behind a FilteringSink.
   dispatcher::BlockEventExecutor executor_;
 
   mutable Mutex mu_;

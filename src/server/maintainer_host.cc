@@ -130,7 +130,12 @@ Status MaintainerHost::AddMaintainer(const NodeId& node,
   if (node != options_.self) return Unavailable("node " + node.value() + " is not this node");
   Post([this, request] {
     Hosted& h = hosted_[request.id.ToString()];
-    if (h.maintainer != nullptr && !h.closing) h.maintainer->Close(false);
+    if (h.maintainer != nullptr) {
+      if (!h.closing) h.maintainer->Close(false);
+      h.closing = true;
+      h.next = request;  // Started once the old generation has closed.
+      return;
+    }
     Hosted fresh;
     fresh.request = request;
     h = std::move(fresh);
@@ -144,8 +149,13 @@ Status MaintainerHost::RemoveMaintainer(const NodeId& node,
   if (node != options_.self) return Unavailable("node " + node.value() + " is not this node");
   Post([this, request] {
     auto it = hosted_.find(request.id.ToString());
-    if (it == hosted_.end() || it->second.request.epoch != request.epoch) return;
+    if (it == hosted_.end()) return;
     Hosted& h = it->second;
+    if (h.next.has_value() && h.next->epoch == request.epoch) {
+      h.next.reset();
+      return;
+    }
+    if (h.request.epoch != request.epoch) return;
     if (h.maintainer == nullptr) {
       hosted_.erase(it);
       return;
@@ -211,6 +221,7 @@ void MaintainerHost::TryCreate(Hosted* h) {
   o.is_new_changefeed = r.is_new_changefeed;
   o.tables = std::move(tables).value();
   o.tables_at = [path = h->path](Ts ts) { return path->TablesAt(ts); };
+  o.ignore_table = [path = h->path](const event::TableRef& t) { return path->IgnoresTable(t); };
   o.nodes = {options_.self};
   o.clock = options_.clock;
   o.outbox = h->outbox.get();
@@ -259,14 +270,7 @@ void MaintainerHost::Report(const std::string& changefeed, Hosted* h) {
     s.error = h->maintainer->status();
   }
   if (s.error.ok()) s.error = h->start_error;
-  if (s.error.ok() && h->path != nullptr) {
-    s.error = h->path->error();
-    if (s.error.ok()) {
-      for (const std::shared_ptr<ChangefeedPath>& p : options_.registry->PathsOf(changefeed)) {
-        if (!p->error().ok()) s.error = p->error();
-      }
-    }
-  }
+  if (s.error.ok() && h->path != nullptr) s.error = h->path->error();
   coordinator_->OnMaintainerStatus(options_.self, s);
 }
 
@@ -289,7 +293,15 @@ void MaintainerHost::RunOnce() {
       if (!h.closing) Heartbeat(it->first, &h);
       h.maintainer->Tick(now);
       if (h.closing && h.maintainer->closed()) {
-        it = hosted_.erase(it);
+        if (!h.next.has_value()) {
+          it = hosted_.erase(it);
+          continue;
+        }
+        Hosted fresh;
+        fresh.request = std::move(*h.next);
+        h = std::move(fresh);
+        TryCreate(&h);
+        ++it;
         continue;
       }
       for (const std::shared_ptr<ChangefeedPath>& p : options_.registry->PathsOf(it->first)) {

@@ -24,6 +24,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -82,6 +83,9 @@ class MaintainerHost final : public coordinator::MaintainerManagerClient {
     std::set<DispatcherId> last_ids;  // For the watermark seq.
     uint64_t seq = 0;
     bool closing = false;
+    // A newer generation waits until this one has closed its dispatchers,
+    // so two generations never write downstream at once.
+    std::optional<coordinator::AddMaintainerRequest> next;
   };
   using Task = std::function<void()>;
 

@@ -1,5 +1,7 @@
 #include "server/server.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -111,6 +113,13 @@ Status Server::Init() {
   std::error_code ec;
   std::filesystem::create_directories(options_.data_dir, ec);
   if (ec) return IoError("cannot create data dir " + options_.data_dir + ": " + ec.message());
+  // One process per data dir: the lock is held until the process exits.
+  const std::string lock_path = (std::filesystem::path(options_.data_dir) / "LOCK").string();
+  lock_fd_ = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (lock_fd_ < 0) return IoError("cannot open " + lock_path);
+  if (::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
+    return Unavailable("data dir " + options_.data_dir + " is in use by another sluice process");
+  }
   const std::string paths_dir = (std::filesystem::path(options_.data_dir) / "changefeeds").string();
   // The data paths are caches: a restarted node starts them afresh from
   // the persisted checkpoints.
@@ -183,6 +192,7 @@ Status Server::Init() {
   api_options.self.version = kSluiceVersion;
   api_options.self.pid = getpid();
   api_options.upstream_id = pd_->cluster_id();
+  api_options.tso = tso_.get();
   ASSIGN_OR_RETURN(api_, api::ApiServer::Start(api_options));
 
   meta::CaptureInfo capture;
@@ -227,6 +237,8 @@ void Server::Stop() {
   cache_.reset();
   if (pd_ != nullptr) pd_->Stop();
   if (store_ != nullptr) store_->Stop();
+  if (lock_fd_ >= 0) ::close(lock_fd_);  // Releases the data dir lock.
+  lock_fd_ = -1;
   LOG_INFO("server stopped; id={}", id_.value());
 }
 

@@ -97,6 +97,7 @@ class Server {
   std::unique_ptr<coordinator::Coordinator> coordinator_;
   std::unique_ptr<api::ApiServer> api_;
   OwnedThread ticker_;
+  int lock_fd_ = -1;  // flock on <data-dir>/LOCK.
   bool stopped_ = false;
 };
 
