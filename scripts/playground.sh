@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# The main job (README.md). Installs what is missing, builds, and runs the most
-# complete end-to-end demo that exists today (`sluice-demo`: simkv's workload
-# through one changefeed's data path into files, checked against the ground
-# truth; the full playground — simulated upstream → sluice server → local
-# output — replaces it once the server exists).
-#   bash scripts/playground.sh [output-dir]
+# The main job (README.md). Installs what is missing, builds, and runs
+# `sluice playground`: simkv's TiDB-like workload (in-process, three stores,
+# DDLs and faults) -> a sluice node -> a changefeed created through
+# `sluice cli` into canal-json files (or the MySQL URI given), with live
+# progress, then the checker's verdict against simkv's ground truth.
+#   bash scripts/playground.sh [output-dir] [sink-uri]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -13,6 +13,8 @@ export CCACHE_BASEDIR="$root"
 export CCACHE_NOHASHDIR=true
 build_dir=${SLUICE_BUILD_DIR:-build}
 cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build "$build_dir" --target sluice-demo
-out=${1:-$(mktemp -d /tmp/sluice-demo.XXXXXX)}
-"$build_dir/apps/sluice-demo" --output "$out"
+cmake --build "$build_dir" --target sluice
+out=${1:-$(mktemp -d /tmp/sluice-playground.XXXXXX)}
+args=(--output "$out")
+if [[ $# -ge 2 ]]; then args+=(--sink-uri "$2"); fi
+"$build_dir/apps/sluice" playground "${args[@]}"
