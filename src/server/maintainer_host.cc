@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "common/logging.h"
+#include "common/tso.h"
 
 namespace sluice::server {
 
@@ -94,7 +95,17 @@ class MaintainerHost::Outbox final : public maintainer::MaintainerOutbox {
   const MaintainerEpoch epoch_;
 };
 
-MaintainerHost::MaintainerHost(MaintainerHostOptions options) : options_(std::move(options)) {}
+MaintainerHost::MaintainerHost(MaintainerHostOptions options)
+    : options_(std::move(options)),
+      checkpoint_gauge_(options_.metrics->AddGaugeFamily(
+          "ticdc_owner_checkpoint_ts", "The changefeed checkpoint ts (physical ms).",
+          {"namespace", "changefeed"})),
+      lag_gauge_(options_.metrics->AddGaugeFamily(
+          "ticdc_owner_checkpoint_ts_lag",
+          "How far the changefeed checkpoint is behind the wall clock, in seconds.",
+          {"namespace", "changefeed"})),
+      maintainers_gauge_(
+          options_.metrics->AddGauge("sluice_maintainers", "Maintainers hosted on this node.")) {}
 
 MaintainerHost::~MaintainerHost() { Stop(); }
 
@@ -271,7 +282,18 @@ void MaintainerHost::Report(const std::string& changefeed, Hosted* h) {
   }
   if (s.error.ok()) s.error = h->start_error;
   if (s.error.ok() && h->path != nullptr) s.error = h->path->error();
+  Export(s);
   coordinator_->OnMaintainerStatus(options_.self, s);
+}
+
+void MaintainerHost::Export(const coordinator::MaintainerStatus& status) {
+  const std::vector<std::string> labels = {status.id.ns, status.id.name};
+  const int64_t physical = tso::Physical(status.checkpoint_ts);
+  const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                             options_.clock->WallNow().time_since_epoch())
+                             .count();
+  checkpoint_gauge_->WithLabels(labels)->Set(static_cast<double>(physical));
+  lag_gauge_->WithLabels(labels)->Set(std::max<int64_t>(now_ms - physical, 0) / 1000.0);
 }
 
 void MaintainerHost::RunTasks() {
@@ -285,6 +307,7 @@ void MaintainerHost::RunTasks() {
 
 void MaintainerHost::RunOnce() {
   RunTasks();
+  maintainers_gauge_->Set(static_cast<double>(hosted_.size()));
   const Clock::TimePoint now = options_.clock->Now();
   for (auto it = hosted_.begin(); it != hosted_.end();) {
     Hosted& h = it->second;
@@ -293,6 +316,8 @@ void MaintainerHost::RunOnce() {
       if (!h.closing) Heartbeat(it->first, &h);
       h.maintainer->Tick(now);
       if (h.closing && h.maintainer->closed()) {
+        checkpoint_gauge_->Remove({h.request.id.ns, h.request.id.name});
+        lag_gauge_->Remove({h.request.id.ns, h.request.id.name});
         if (!h.next.has_value()) {
           it = hosted_.erase(it);
           continue;

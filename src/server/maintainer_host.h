@@ -30,6 +30,7 @@
 
 #include "common/clock.h"
 #include "common/lifecycle.h"
+#include "common/metrics.h"
 #include "common/thread_annotations.h"
 #include "coordinator/coordinator.h"
 #include "coordinator/interfaces.h"
@@ -45,6 +46,7 @@ struct MaintainerHostOptions {
   PathRegistry* registry = nullptr;                                   // Borrowed.
   dispatchermanager::DispatcherOrchestrator* orchestrator = nullptr;  // Borrowed.
   std::chrono::milliseconds tick_interval{50};
+  Registry* metrics = Registry::Default();  // Borrowed.
 };
 
 class MaintainerHost final : public coordinator::MaintainerManagerClient {
@@ -97,10 +99,17 @@ class MaintainerHost final : public coordinator::MaintainerManagerClient {
   void TryCreate(Hosted* h);
   void Heartbeat(const std::string& changefeed, Hosted* h);
   void Report(const std::string& changefeed, Hosted* h);
+  void Export(const coordinator::MaintainerStatus& status);
   Hosted* Find(const std::string& changefeed, MaintainerEpoch epoch);
 
   const MaintainerHostOptions options_;
   coordinator::Coordinator* coordinator_ = nullptr;
+  // TiCDC's names, so that existing dashboards read them:
+  // ticdc_owner_checkpoint_ts{namespace,changefeed} (physical ms) and
+  // ticdc_owner_checkpoint_ts_lag{namespace,changefeed} (seconds).
+  GaugeFamily* checkpoint_gauge_;
+  GaugeFamily* lag_gauge_;
+  std::shared_ptr<Gauge> maintainers_gauge_;
 
   mutable Mutex mu_;
   CondVar cv_;
