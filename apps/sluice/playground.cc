@@ -228,6 +228,10 @@ Status Play(const Options& opt) {
   Run run;
   run.opt = opt;
   std::filesystem::path root(opt.output);
+  // Each run has a new upstream: what an earlier run left means nothing.
+  std::error_code ec;
+  std::filesystem::remove_all(root / "sluice-data", ec);
+  std::filesystem::remove_all(root / "output", ec);
   run.sink_uri = opt.sink_uri.empty() ? "file://" + (root / "output").string() +
                                             "?protocol=canal-json&flush-interval=200ms"
                                       : opt.sink_uri;

@@ -208,15 +208,31 @@ MaintainerHost::Hosted* MaintainerHost::Find(const std::string& changefeed, Main
 }
 
 void MaintainerHost::TryCreate(Hosted* h) {
+  // A failed start is reported; the coordinator retries with a new
+  // generation after its backoff.
+  if (!h->start_error.ok()) return;
   const coordinator::AddMaintainerRequest& r = h->request;
   if (h->path == nullptr) {
-    Result<std::shared_ptr<ChangefeedPath>> path =
-        options_.registry->Acquire(r.info, r.epoch, r.checkpoint_ts);
-    if (!path.ok()) {
-      h->start_error = path.status();
-      return;
+    // Opening connects to the sink and may block: not on this thread.
+    if (!h->opening) {
+      h->opening = true;
+      Deliver([this, r] {
+        auto path = std::make_shared<Result<std::shared_ptr<ChangefeedPath>>>(
+            options_.registry->Acquire(r.info, r.epoch, r.checkpoint_ts));
+        Post([this, r, path] {
+          Hosted* opened = Find(r.id.ToString(), r.epoch);
+          if (opened == nullptr) return;  // Removed meanwhile: the path closes.
+          opened->opening = false;
+          if (!path->ok()) {
+            opened->start_error = path->status();
+            return;
+          }
+          opened->path = std::move(*path).value();
+          TryCreate(opened);
+        });
+      });
     }
-    h->path = std::move(path).value();
+    return;
   }
   Result<std::vector<event::TableRef>> tables = h->path->TablesAt(r.checkpoint_ts);
   if (!tables.ok()) {
@@ -242,7 +258,6 @@ void MaintainerHost::TryCreate(Hosted* h) {
     return;
   }
   h->maintainer = std::move(m).value();
-  h->start_error = Status::Ok();
   h->maintainer->Start();
 }
 

@@ -85,6 +85,7 @@ class MaintainerHost final : public coordinator::MaintainerManagerClient {
     std::set<DispatcherId> last_ids;  // For the watermark seq.
     uint64_t seq = 0;
     bool closing = false;
+    bool opening = false;  // The path is being opened on the delivery thread.
     // A newer generation waits until this one has closed its dispatchers,
     // so two generations never write downstream at once.
     std::optional<coordinator::AddMaintainerRequest> next;
