@@ -83,6 +83,7 @@ Server::~Server() { Stop(); }
 Result<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
   if (options.data_dir.empty()) return InvalidArgument("--data-dir is required");
   if (options.pd_endpoints.empty()) return InvalidArgument("--pd is required");
+  RETURN_IF_ERROR(SplitHostPort(options.addr).status());
   std::unique_ptr<Server> s(new Server(std::move(options)));
   Status st = s->Init();
   if (!st.ok()) {
