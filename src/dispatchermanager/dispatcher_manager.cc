@@ -37,6 +37,16 @@ Result<BootstrapResponse> DispatcherManager::Bootstrap(const BootstrapRequest& r
   if (request.redo_trigger_id.has_value() && !redo_enabled_) {
     return InvalidArgument("redo trigger dispatcher named but redo is disabled");
   }
+  if (closing_) {
+    // The previous owner began closing everything. Only a newer epoch may
+    // take the manager over, and only once every dispatcher has closed (the
+    // owner's close resends and the status collections finish them); it
+    // then starts empty. Until then the maintainer retries.
+    if (request.epoch <= fence_.epoch() || !dispatchers_.empty()) {
+      return Aborted("dispatcher manager is still closing the previous owner's dispatchers");
+    }
+    FinishClosing();
+  }
   RETURN_IF_ERROR(ValidateTrigger(DispatcherMode::kDefault, request.table_trigger_id));
   RETURN_IF_ERROR(ValidateTrigger(DispatcherMode::kRedo, request.redo_trigger_id));
   bool changed = fence_.owner() != request.from || fence_.epoch() != request.epoch;
@@ -100,6 +110,15 @@ Result<bool> DispatcherManager::Close(const CloseRequest& request) {
   MutexLock lock(&fence_mu_);
   if (closed_) return true;
   RETURN_IF_ERROR(Admit(request.from, request.epoch, "close"));
+  closing_ = true;
+  if (!FinishClosing()) return false;
+  closed_ = true;
+  LOG_INFO("dispatcher manager closed; changefeed={} epoch={} removed={}", changefeed_id_,
+           request.epoch.value(), request.removed);
+  return true;
+}
+
+bool DispatcherManager::FinishClosing() {
   bool all_closed = true;
   for (auto& [id, entry] : dispatchers_) {
     entry.removing = true;
@@ -110,9 +129,7 @@ Result<bool> DispatcherManager::Close(const CloseRequest& request) {
   operators_.clear();
   table_trigger_id_.reset();
   redo_trigger_id_.reset();
-  closed_ = true;
-  LOG_INFO("dispatcher manager closed; changefeed={} epoch={} removed={}", changefeed_id_,
-           request.epoch.value(), request.removed);
+  closing_ = false;
   return true;
 }
 

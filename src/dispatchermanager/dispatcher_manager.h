@@ -110,6 +110,9 @@ class DispatcherManager {
   void DropStaleOperator(DispatcherId id) REQUIRES(fence_mu_);
   Result<ScheduleResponse> ScheduleCreate(const ScheduleRequest& request) REQUIRES(fence_mu_);
   ScheduleResponse ScheduleRemove(const ScheduleRequest& request) REQUIRES(fence_mu_);
+  // Closes every dispatcher; once all have closed, forgets them, their
+  // operators and the trigger ids and returns true.
+  bool FinishClosing() REQUIRES(fence_mu_);
   // Erases the dispatcher if it has closed; returns whether it did.
   bool FinishRemoveIfClosed(DispatcherId id) REQUIRES(fence_mu_);
   DispatcherStatus StatusOf(const Entry& entry) const REQUIRES(fence_mu_);
@@ -130,6 +133,8 @@ class DispatcherManager {
   std::optional<DispatcherId> redo_trigger_id_ GUARDED_BY(fence_mu_);
   std::map<DispatcherId, ScheduleRequest> operators_ GUARDED_BY(fence_mu_);
   bool closed_ GUARDED_BY(fence_mu_) = false;
+  // A close began but some dispatcher has not closed yet.
+  bool closing_ GUARDED_BY(fence_mu_) = false;
 };
 
 }  // namespace sluice::dispatchermanager

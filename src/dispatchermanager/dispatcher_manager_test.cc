@@ -172,5 +172,29 @@ TEST_F(DispatcherManagerTest, RemovedTriggerCanBeReplacedByTheNextOwner) {
   EXPECT_EQ(manager_.trigger_id(DispatcherMode::kDefault), Did(9, 2));
 }
 
+// A newer generation on the same node (same trigger id) bootstraps while the
+// old owner's close is still draining: it is refused (retryable) until every
+// dispatcher has closed, then takes over an empty manager and gets a fresh
+// trigger instead of inheriting the half-closed one.
+TEST_F(DispatcherManagerTest, TakeoverWaitsUntilTheOldOwnersCloseHasDrained) {
+  ASSERT_TRUE(manager_.Bootstrap(Boot("a", 5, kTrigger)).ok());
+  ASSERT_TRUE(manager_.Schedule(Sched("a", 5, ScheduleAction::kCreate, kTable)).ok());
+  world_->HoldClose(true);
+  Result<bool> closing = manager_.Close(CloseReq("a", 5));
+  ASSERT_TRUE(closing.ok());
+  ASSERT_FALSE(*closing);
+  EXPECT_EQ(manager_.Bootstrap(Boot("a", 7, kTrigger)).status().code(), Code::kAborted);
+  EXPECT_EQ(manager_.epoch(), MaintainerEpoch(5));  // Ownership did not move.
+  world_->HoldClose(false);
+  manager_.CollectStatuses();  // Finishes the drained removals.
+  Result<BootstrapResponse> taken = manager_.Bootstrap(Boot("a", 7, kTrigger));
+  ASSERT_TRUE(taken.ok()) << taken.status().ToString();
+  EXPECT_EQ(manager_.epoch(), MaintainerEpoch(7));
+  EXPECT_EQ(manager_.trigger_id(DispatcherMode::kDefault), kTrigger);
+  ASSERT_EQ(taken->spans.size(), 1u);  // Only the new trigger.
+  EXPECT_EQ(taken->spans[0].state, ComponentState::kWorking);
+  EXPECT_TRUE(manager_.PostBootstrap(PostBoot("a", 7, kTrigger)).ok());
+}
+
 }  // namespace
 }  // namespace sluice::dispatchermanager
