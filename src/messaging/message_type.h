@@ -35,7 +35,8 @@ namespace sluice::messaging {
   X(kCoordinatorBootstrapRequest, 14, CoordinatorBootstrapRequest)        \
   X(kCoordinatorBootstrapResponse, 15, CoordinatorBootstrapResponse)      \
   X(kAddMaintainerRequest, 16, AddMaintainerRequest)                      \
-  X(kRemoveMaintainerRequest, 17, RemoveMaintainerRequest)
+  X(kRemoveMaintainerRequest, 17, RemoveMaintainerRequest)                \
+  X(kScheduleDispatcherResponse, 18, ScheduleDispatcherResponse)
 
 enum class MessageType : uint32_t {
   kUnknown = 0,
