@@ -155,6 +155,13 @@ std::shared_ptr<DispatcherManager> DispatcherOrchestrator::manager(
   return it == managers_.end() ? nullptr : it->second;
 }
 
+std::vector<std::shared_ptr<DispatcherManager>> DispatcherOrchestrator::managers() const {
+  MutexLock lock(&mu_);
+  std::vector<std::shared_ptr<DispatcherManager>> out;
+  for (const auto& [id, m] : managers_) out.push_back(m);
+  return out;
+}
+
 std::optional<MaintainerEpoch> DispatcherOrchestrator::closed_epoch(
     const std::string& changefeed_id) const {
   MutexLock lock(&mu_);

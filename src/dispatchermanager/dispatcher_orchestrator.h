@@ -24,6 +24,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "common/thread_annotations.h"
 #include "dispatchermanager/dispatcher_factory.h"
@@ -57,6 +58,8 @@ class DispatcherOrchestrator {
 
   // The manager of a changefeed, or null.
   std::shared_ptr<DispatcherManager> manager(const std::string& changefeed_id) const EXCLUDES(mu_);
+  // Every live manager (for the node's heartbeats).
+  std::vector<std::shared_ptr<DispatcherManager>> managers() const EXCLUDES(mu_);
   std::optional<MaintainerEpoch> closed_epoch(const std::string& changefeed_id) const EXCLUDES(mu_);
 
  private:

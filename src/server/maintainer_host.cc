@@ -4,95 +4,52 @@
 
 #include "common/logging.h"
 #include "common/tso.h"
+#include "messaging/message.h"
+#include "server/node_control.h"
+#include "server/wire.h"
 
 namespace sluice::server {
 
 namespace dm = dispatchermanager;
 
-// Routes one maintainer's requests through the delivery thread to the
-// orchestrator and the answers back to the host thread, stamped with the
-// sending generation.
+// Sends one maintainer's requests through the MessageCenter to the
+// dispatcher-manager topic of their node. Events: a request lost to a full
+// queue is resent by the maintainer, and sending never blocks its thread.
 class MaintainerHost::Outbox final : public maintainer::MaintainerOutbox {
  public:
-  Outbox(MaintainerHost* host, std::string changefeed, MaintainerEpoch epoch)
-      : host_(host), changefeed_(std::move(changefeed)), epoch_(epoch) {}
+  explicit Outbox(messaging::MessageCenter* center) : center_(center) {}
 
-  void Send(const NodeId& to, const dm::BootstrapRequest& request) override {
-    Route(
-        to, request,
-        [](dm::DispatcherOrchestrator* o, const auto& r) { return o->HandleBootstrap(r); },
-        [](maintainer::Maintainer* m, const NodeId& n, const auto& r) {
-          m->OnBootstrapResponse(n, r);
-        });
+  void Send(const NodeId& to, const dm::BootstrapRequest& r) override {
+    Emit<pb::MaintainerBootstrapRequest>(to, r);
   }
-  void Send(const NodeId& to, const dm::PostBootstrapRequest& request) override {
-    Route(
-        to, request,
-        [](dm::DispatcherOrchestrator* o, const auto& r) { return o->HandlePostBootstrap(r); },
-        [](maintainer::Maintainer* m, const NodeId& n, const auto& r) {
-          m->OnPostBootstrapResponse(n, r);
-        });
+  void Send(const NodeId& to, const dm::PostBootstrapRequest& r) override {
+    Emit<pb::MaintainerPostBootstrapRequest>(to, r);
   }
-  void Send(const NodeId& to, const dm::ScheduleRequest& request) override {
-    Route(
-        to, request,
-        [](dm::DispatcherOrchestrator* o, const auto& r) { return o->HandleSchedule(r); },
-        [](maintainer::Maintainer* m, const NodeId& n, const auto& r) {
-          m->OnScheduleResponse(n, r);
-        });
+  void Send(const NodeId& to, const dm::ScheduleRequest& r) override {
+    Emit<pb::ScheduleDispatcherRequest>(to, r);
   }
-  void Send(const NodeId& to, const dm::CloseRequest& request) override {
-    Route(
-        to, request, [](dm::DispatcherOrchestrator* o, const auto& r) { return o->HandleClose(r); },
-        [](maintainer::Maintainer* m, const NodeId& n, const auto& r) {
-          m->OnCloseResponse(n, r);
-        });
+  void Send(const NodeId& to, const dm::CloseRequest& r) override {
+    Emit<pb::MaintainerCloseRequest>(to, r);
   }
-  void Send(const NodeId& to, const maintainer::BarrierActionRequest& request) override {
-    if (to != host_->options_.self) return;
-    MaintainerHost* host = host_;
-    host->Deliver([host, request] {
-      std::shared_ptr<dm::DispatcherManager> manager =
-          host->options_.orchestrator->manager(request.changefeed_id);
-      // Fenced like every other request: only the manager's owner acts.
-      if (manager == nullptr || manager->epoch() != request.epoch ||
-          manager->owner() != request.from) {
-        return;
-      }
-      for (const std::shared_ptr<ChangefeedPath>& path :
-           host->options_.registry->PathsOf(request.changefeed_id)) {
-        for (DispatcherId id : request.dispatchers) {
-          if (auto d = path->Find(id)) d->HandleBarrierAction(request.block_ts, request.action);
-        }
-      }
-    });
+  void Send(const NodeId& to, const maintainer::BarrierActionRequest& r) override {
+    Emit<pb::HeartBeatResponse>(to, r);
   }
 
  private:
-  // Hands `request` to the orchestrator on the delivery thread and its
-  // answer to this generation's maintainer on the host thread. Only this
-  // node exists here: a request to another node is dropped and the
-  // maintainer resends it (a multi-node transport delivers it). The tasks
-  // hold values only, so they may outlive this outbox.
-  template <typename Req, typename Handle, typename Apply>
-  void Route(const NodeId& to, const Req& request, Handle handle, Apply apply) {
-    if (to != host_->options_.self) return;
-    MaintainerHost* host = host_;
-    host->Deliver([host, cf = changefeed_, epoch = epoch_, request, handle, apply] {
-      auto response = handle(host->options_.orchestrator, request);
-      if (!response.has_value()) return;  // Write path closed: no answer.
-      host->Post([host, cf, epoch, r = std::move(*response), apply] {
-        Hosted* h = host->Find(cf, epoch);
-        if (h != nullptr && h->maintainer != nullptr) {
-          apply(h->maintainer.get(), host->options_.self, r);
-        }
-      });
-    });
+  template <typename Pb, typename Request>
+  void Emit(const NodeId& to, const Request& request) {
+    Pb payload;
+    ToProto(request, &payload);
+    messaging::TargetMessage msg =
+        messaging::MakeMessage(to, kDispatcherManagerTopic, std::move(payload));
+    msg.epoch = request.epoch;
+    if (Status s = center_->SendEvent(std::move(msg)); !s.ok()) {
+      LOG_DEBUG("maintainer request not sent; changefeed={} to={} error={}", request.changefeed_id,
+                to.value(), s.ToString());
+    }
   }
 
-  MaintainerHost* const host_;
-  const std::string changefeed_;
-  const MaintainerEpoch epoch_;
+  messaging::MessageCenter* const center_;
 };
 
 MaintainerHost::MaintainerHost(MaintainerHostOptions options)
@@ -109,9 +66,13 @@ MaintainerHost::MaintainerHost(MaintainerHostOptions options)
 
 MaintainerHost::~MaintainerHost() { Stop(); }
 
-void MaintainerHost::Start() {
+Status MaintainerHost::Start() {
+  RETURN_IF_ERROR(options_.center->RegisterHandler(
+      kMaintainerManagerTopic,
+      [this](const messaging::TargetMessage& msg) { return Handle(msg); }));
   host_thread_.Start("maint-host", [this](const StopToken& token) { HostLoop(token); });
   delivery_thread_.Start("maint-deliver", [this](const StopToken& token) { DeliveryLoop(token); });
+  return Status::Ok();
 }
 
 void MaintainerHost::Stop() {
@@ -121,12 +82,14 @@ void MaintainerHost::Stop() {
     stopped_ = true;
     cv_.SignalAll();
   }
+  options_.center->DeregisterHandler(kMaintainerManagerTopic);
   host_thread_.Stop();
   delivery_thread_.Stop();
-  // The threads are joined: report the last checkpoints from here.
+  // The threads are joined: apply what the last heartbeats brought and
+  // report the last checkpoints from here.
+  RunTasks();
   for (auto& [cf, h] : hosted_) {
     if (h.maintainer == nullptr || h.closing) continue;
-    Heartbeat(cf, &h);
     h.maintainer->Tick(options_.clock->Now());
     Report(cf, &h);
   }
@@ -177,14 +140,69 @@ Status MaintainerHost::RemoveMaintainer(const NodeId& node,
   return Status::Ok();
 }
 
-void MaintainerHost::OnBlockStatus(const std::string& changefeed,
-                                   const dispatcher::BlockStatus& status) {
-  Post([this, changefeed, status] {
-    auto it = hosted_.find(changefeed);
-    if (it != hosted_.end() && it->second.maintainer != nullptr && !it->second.closing) {
-      it->second.maintainer->OnBlockStatus(options_.self, status);
+Status MaintainerHost::Handle(const messaging::TargetMessage& msg) {
+  switch (msg.type) {
+    case messaging::MessageType::kMaintainerBootstrapResponse:
+      return Route<pb::MaintainerBootstrapResponse>(
+          msg, [](maintainer::Maintainer* m, const NodeId& n, const auto& r) {
+            m->OnBootstrapResponse(n, r);
+          });
+    case messaging::MessageType::kMaintainerPostBootstrapResponse:
+      return Route<pb::MaintainerPostBootstrapResponse>(
+          msg, [](maintainer::Maintainer* m, const NodeId& n, const auto& r) {
+            m->OnPostBootstrapResponse(n, r);
+          });
+    case messaging::MessageType::kScheduleDispatcherResponse:
+      return Route<pb::ScheduleDispatcherResponse>(
+          msg, [](maintainer::Maintainer* m, const NodeId& n, const auto& r) {
+            m->OnScheduleResponse(n, r);
+          });
+    case messaging::MessageType::kMaintainerCloseResponse:
+      return Route<pb::MaintainerCloseResponse>(
+          msg, [](maintainer::Maintainer* m, const NodeId& n, const auto& r) {
+            m->OnCloseResponse(n, r);
+          });
+    case messaging::MessageType::kHeartBeatRequest: {
+      const auto* payload = msg.As<pb::HeartBeatRequest>();
+      if (payload == nullptr) return InvalidArgument("heartbeat payload missing");
+      ASSIGN_OR_RETURN(maintainer::HeartbeatRequest hb, FromProto(*payload));
+      Post([this, from = msg.from, epoch = msg.epoch, hb = std::move(hb)] {
+        Hosted* h = Find(hb.changefeed_id, epoch);
+        if (h != nullptr && h->maintainer != nullptr && !h->closing) {
+          h->maintainer->OnHeartbeat(from, hb);
+        }
+      });
+      return Status::Ok();
     }
+    case messaging::MessageType::kBlockStatusRequest: {
+      const auto* payload = msg.As<pb::BlockStatusRequest>();
+      if (payload == nullptr) return InvalidArgument("block status payload missing");
+      ASSIGN_OR_RETURN(BlockStatusBatch batch, FromProto(*payload));
+      Post([this, from = msg.from, epoch = msg.epoch, batch = std::move(batch)] {
+        Hosted* h = Find(batch.changefeed_id, epoch);
+        if (h == nullptr || h->maintainer == nullptr || h->closing) return;
+        for (const maintainer::BlockReport& r : batch.reports)
+          h->maintainer->OnBlockStatus(from, r);
+      });
+      return Status::Ok();
+    }
+    default:
+      return InvalidArgument("unexpected message on the maintainer-manager topic: " +
+                             msg.HeaderString());
+  }
+}
+
+template <typename Pb, typename Apply>
+Status MaintainerHost::Route(const messaging::TargetMessage& msg, Apply apply) {
+  const Pb* payload = msg.As<Pb>();
+  if (payload == nullptr) return InvalidArgument("payload does not match " + msg.HeaderString());
+  auto response = FromProto(*payload);
+  RETURN_IF_ERROR(response.status());
+  Post([this, from = msg.from, r = std::move(response).value(), apply] {
+    Hosted* h = Find(r.changefeed_id, r.epoch);
+    if (h != nullptr && h->maintainer != nullptr) apply(h->maintainer.get(), from, r);
   });
+  return Status::Ok();
 }
 
 void MaintainerHost::Post(Task task) {
@@ -239,7 +257,7 @@ void MaintainerHost::TryCreate(Hosted* h) {
     if (tables.status().code() != Code::kUnavailable) h->start_error = tables.status();
     return;  // The schema store has not reached the checkpoint yet.
   }
-  h->outbox = std::make_unique<Outbox>(this, r.id.ToString(), r.epoch);
+  h->outbox = std::make_unique<Outbox>(options_.center);
   maintainer::MaintainerOptions o;
   o.changefeed_id = r.id.ToString();
   o.self = options_.self;
@@ -259,29 +277,6 @@ void MaintainerHost::TryCreate(Hosted* h) {
   }
   h->maintainer = std::move(m).value();
   h->maintainer->Start();
-}
-
-void MaintainerHost::Heartbeat(const std::string& changefeed, Hosted* h) {
-  std::shared_ptr<dm::DispatcherManager> manager = options_.orchestrator->manager(changefeed);
-  if (manager == nullptr) return;
-  std::vector<dm::DispatcherStatus> statuses = manager->CollectStatuses();
-  maintainer::HeartbeatRequest hb;
-  hb.changefeed_id = changefeed;
-  std::set<DispatcherId> ids;
-  std::optional<Ts> min;
-  for (const dm::DispatcherStatus& s : statuses) {
-    hb.statuses.push_back({s.config.id, s.state, s.checkpoint_ts});
-    ids.insert(s.config.id);
-    if (s.state == dm::ComponentState::kWorking) {
-      min = min.has_value() ? std::min(*min, s.checkpoint_ts) : s.checkpoint_ts;
-    }
-  }
-  if (ids != h->last_ids) {
-    h->last_ids = std::move(ids);
-    ++h->seq;
-  }
-  if (min.has_value()) hb.watermark = maintainer::Watermark{*min, *min, h->seq};
-  h->maintainer->OnHeartbeat(options_.self, hb);
 }
 
 void MaintainerHost::Report(const std::string& changefeed, Hosted* h) {
@@ -328,7 +323,6 @@ void MaintainerHost::RunOnce() {
     Hosted& h = it->second;
     if (h.maintainer == nullptr) TryCreate(&h);
     if (h.maintainer != nullptr) {
-      if (!h.closing) Heartbeat(it->first, &h);
       h.maintainer->Tick(now);
       if (h.closing && h.maintainer->closed()) {
         checkpoint_gauge_->Remove({h.request.id.ns, h.request.id.name});

@@ -1,23 +1,25 @@
 // MaintainerHost: this node's maintainer manager (TiCDC
-// maintainer/maintainer_manager.go) plus the in-process delivery between
-// the maintainers and the node's DispatcherOrchestrator.
+// maintainer/maintainer_manager.go).
 //
 //  - The coordinator's AddMaintainer/RemoveMaintainer requests are queued
 //    (never blocking, never calling back) and applied on the host thread: a
-//    new generation first opens its data path and reads the changefeed's
-//    tables at its checkpoint (retried each tick until the schema store has
-//    reached it), then bootstraps.
-//  - Maintainer requests go through a delivery thread to the orchestrator;
-//    the responses come back to the host thread stamped with the epoch that
-//    sent them, so a response never reaches another generation.
-//  - Each tick the host sends every maintainer a heartbeat built from its
-//    changefeed's dispatcher manager (statuses and a watermark whose seq
-//    grows when the dispatcher set changes), ticks it, and reports its
-//    checkpoint, state and the data path's first error to the coordinator.
+//    new generation first opens its data path (on the opener thread: it
+//    connects to the sink) and reads the changefeed's tables at its
+//    checkpoint (retried each tick until the schema store has reached it),
+//    then bootstraps. A newer generation of a changefeed starts only once
+//    the older one has closed its dispatchers.
+//  - Maintainer requests go out through the MessageCenter to the
+//    dispatcher-manager topic of their node (NodeControl); answers,
+//    heartbeats and block statuses come back on the maintainer-manager topic
+//    and are applied on the host thread to the generation (changefeed,
+//    epoch) they are for.
+//  - Each tick the host ticks every maintainer and reports its checkpoint,
+//    state and the data path's first error to the coordinator.
 //
-// Threads: two owned threads (host, delivery), joined in Stop(). The public
-// methods are thread-safe. The coordinator is called only from the host
-// thread and never with the host's lock held.
+// Threads: two owned threads (host, opener), joined in Stop(); the topic
+// handler runs on the MessageCenter's delivery thread and only queues work.
+// The public methods are thread-safe. The coordinator is called only from
+// the host thread and never with the host's lock held.
 #pragma once
 
 #include <deque>
@@ -36,12 +38,14 @@
 #include "coordinator/interfaces.h"
 #include "dispatchermanager/dispatcher_orchestrator.h"
 #include "maintainer/maintainer.h"
+#include "messaging/message_center.h"
 #include "server/changefeed_path.h"
 
 namespace sluice::server {
 
 struct MaintainerHostOptions {
   NodeId self;
+  messaging::MessageCenter* center = nullptr;  // Borrowed.
   Clock* clock = Clock::Real();
   PathRegistry* registry = nullptr;                                   // Borrowed.
   dispatchermanager::DispatcherOrchestrator* orchestrator = nullptr;  // Borrowed.
@@ -56,7 +60,8 @@ class MaintainerHost final : public coordinator::MaintainerManagerClient {
 
   // The coordinator statuses go to; set before Start().
   void SetCoordinator(coordinator::Coordinator* coordinator) { coordinator_ = coordinator; }
-  void Start();
+  // Registers the maintainer-manager topic and starts the threads.
+  Status Start();
   // Reports every maintainer's checkpoint one last time (graceful
   // shutdown), then stops and joins the threads and drops the maintainers.
   void Stop() EXCLUDES(mu_);
@@ -65,10 +70,6 @@ class MaintainerHost final : public coordinator::MaintainerManagerClient {
                        const coordinator::AddMaintainerRequest& request) override EXCLUDES(mu_);
   Status RemoveMaintainer(const NodeId& node,
                           const coordinator::RemoveMaintainerRequest& request) override
-      EXCLUDES(mu_);
-
-  // A dispatcher's block status (from a data path).
-  void OnBlockStatus(const std::string& changefeed, const dispatcher::BlockStatus& status)
       EXCLUDES(mu_);
 
   // Runs one host round now on the caller's thread (tests, final report).
@@ -82,10 +83,8 @@ class MaintainerHost final : public coordinator::MaintainerManagerClient {
     std::unique_ptr<Outbox> outbox;
     std::unique_ptr<maintainer::Maintainer> maintainer;  // Null until created.
     Status start_error;
-    std::set<DispatcherId> last_ids;  // For the watermark seq.
-    uint64_t seq = 0;
     bool closing = false;
-    bool opening = false;  // The path is being opened on the delivery thread.
+    bool opening = false;  // The path is being opened on the opener thread.
     // A newer generation waits until this one has closed its dispatchers,
     // so two generations never write downstream at once.
     std::optional<coordinator::AddMaintainerRequest> next;
@@ -98,7 +97,12 @@ class MaintainerHost final : public coordinator::MaintainerManagerClient {
   void DeliveryLoop(const StopToken& token);
   void RunTasks() EXCLUDES(mu_);
   void TryCreate(Hosted* h);
-  void Heartbeat(const std::string& changefeed, Hosted* h);
+  // The maintainer-manager topic: answers, heartbeats and block statuses
+  // from the dispatcher managers, applied on the host thread to the
+  // generation they are for.
+  Status Handle(const messaging::TargetMessage& msg);
+  template <typename Pb, typename Apply>
+  Status Route(const messaging::TargetMessage& msg, Apply apply);
   void Report(const std::string& changefeed, Hosted* h);
   void Export(const coordinator::MaintainerStatus& status);
   Hosted* Find(const std::string& changefeed, MaintainerEpoch epoch);
@@ -115,7 +119,7 @@ class MaintainerHost final : public coordinator::MaintainerManagerClient {
   mutable Mutex mu_;
   CondVar cv_;
   std::deque<Task> tasks_ GUARDED_BY(mu_);       // For the host thread.
-  std::deque<Task> deliveries_ GUARDED_BY(mu_);  // For the delivery thread.
+  std::deque<Task> deliveries_ GUARDED_BY(mu_);  // For the opener thread.
   bool stopped_ GUARDED_BY(mu_) = false;
 
   // Host thread only (and RunOnce, which the owner calls only while the

@@ -142,21 +142,32 @@ Status Server::Init() {
   deps.puller = puller_.get();
   deps.data_dir = paths_dir;
   deps.clock = options_.clock;
-  MaintainerHost* host_ptr = nullptr;
   registry_ = std::make_unique<PathRegistry>(deps);
   provider_ = std::make_unique<PathFactoryProvider>(
       registry_.get(), [this](const std::string& id) { return LookupChangefeed(id); });
   orchestrator_ = std::make_unique<dispatchermanager::DispatcherOrchestrator>(provider_.get());
+  messaging::MessageCenterOptions center_options;
+  center_options.self = id_;
+  center_options.clock = options_.clock;
+  center_ = std::make_unique<messaging::MessageCenterImpl>(center_options);
+  RETURN_IF_ERROR(center_->Start());
+  NodeControlOptions control_options;
+  control_options.center = center_.get();
+  control_options.orchestrator = orchestrator_.get();
+  control_options.registry = registry_.get();
+  control_options.clock = options_.clock;
+  control_ = std::make_unique<NodeControl>(control_options);
   MaintainerHostOptions host_options;
   host_options.self = id_;
+  host_options.center = center_.get();
   host_options.clock = options_.clock;
   host_options.registry = registry_.get();
   host_options.orchestrator = orchestrator_.get();
   host_ = std::make_unique<MaintainerHost>(host_options);
-  host_ptr = host_.get();
+  NodeControl* control = control_.get();
   registry_->SetBlockStatusListener(
-      [host_ptr](const std::string& cf, const dispatcher::BlockStatus& s) {
-        host_ptr->OnBlockStatus(cf, s);
+      [control](const std::string& cf, const dispatcher::BlockStatus& s) {
+        control->OnBlockStatus(cf, s);
       });
 
   tso_ = std::make_unique<coordinator::PdTsoSource>(pd_.get());
@@ -175,7 +186,8 @@ Status Server::Init() {
   co.backoff_max = options_.backoff_max;
   ASSIGN_OR_RETURN(coordinator_, coordinator::Coordinator::Open(co));
   host_->SetCoordinator(coordinator_.get());
-  host_->Start();
+  RETURN_IF_ERROR(host_->Start());
+  RETURN_IF_ERROR(control_->Start());
   ticker_.Start("coord-tick", [this](const StopToken& token) {
     while (!token.cancelled()) {
       coordinator_->Tick();
@@ -223,12 +235,16 @@ void Server::Stop() {
   ticker_.Stop();
   // The maintainers report their checkpoints a last time; the coordinator
   // persists them.
+  if (control_ != nullptr) control_->Stop();
   if (host_ != nullptr) host_->Stop();
+  if (center_ != nullptr) center_->Stop();
   if (provider_ != nullptr) provider_->Shutdown();
   // Dropping the managers closes the dispatchers, then each data path
   // flushes and closes its sink.
   orchestrator_.reset();
+  control_.reset();
   host_.reset();
+  center_.reset();
   coordinator_.reset();
   if (meta_ != nullptr) (void)meta_->DeregisterCapture(id_);
   if (puller_ != nullptr) puller_->Stop();

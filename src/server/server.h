@@ -25,6 +25,7 @@
 #include "coordinator/pd_adapters.h"
 #include "dispatchermanager/dispatcher_orchestrator.h"
 #include "logpuller/subscription_client.h"
+#include "messaging/message_center_impl.h"
 #include "meta/embedded_store.h"
 #include "meta/meta_client.h"
 #include "pd/pd_client.h"
@@ -32,6 +33,7 @@
 #include "server/changefeed_path.h"
 #include "server/dispatcher_factory_impl.h"
 #include "server/maintainer_host.h"
+#include "server/node_control.h"
 
 namespace sluice::api {
 class ApiServer;
@@ -90,6 +92,8 @@ class Server {
   std::unique_ptr<PathRegistry> registry_;
   std::unique_ptr<PathFactoryProvider> provider_;
   std::unique_ptr<dispatchermanager::DispatcherOrchestrator> orchestrator_;
+  std::unique_ptr<messaging::MessageCenterImpl> center_;
+  std::unique_ptr<NodeControl> control_;
   std::unique_ptr<MaintainerHost> host_;
   std::unique_ptr<coordinator::PdTsoSource> tso_;
   std::unique_ptr<coordinator::PdGcSafepointUpdater> gc_;

@@ -850,4 +850,21 @@ Result<FromNode<std::vector<co::MaintainerStatus>>> FromProto(const pb::Maintain
   return Top(in);
 }
 
+void ToProto(const BlockStatusBatch& in, pb::BlockStatusRequest* out) {
+  ChangefeedToProto(in.changefeed_id, out->mutable_changefeed_id());
+  for (const maintainer::BlockReport& r : in.reports) ToProto(r, out->add_block_statuses());
+}
+
+Result<BlockStatusBatch> FromProto(const pb::BlockStatusRequest& in) {
+  BlockStatusBatch out;
+  ASSIGN_OR_RETURN(out.changefeed_id,
+                   ChangefeedFromProto(in.has_changefeed_id(), in.changefeed_id(),
+                                       "BlockStatusRequest.changefeed_id"));
+  for (const pb::TableSpanBlockStatus& s : in.block_statuses()) {
+    ASSIGN_OR_RETURN(maintainer::BlockReport r, FromProto(s));
+    out.reports.push_back(std::move(r));
+  }
+  return out;
+}
+
 }  // namespace sluice::server

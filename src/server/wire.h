@@ -121,6 +121,14 @@ Result<maintainer::BlockReport> FromProto(const pb::TableSpanBlockStatus& in);
 // A HeartBeatResponse with exactly one DispatcherStatus: NORMAL influence
 // over `dispatchers` and the action at (block_ts, is_syncpoint). Decoding
 // rejects any other shape.
+// The block statuses of one changefeed's dispatchers on a node.
+struct BlockStatusBatch {
+  std::string changefeed_id;
+  std::vector<maintainer::BlockReport> reports;
+};
+void ToProto(const BlockStatusBatch& in, pb::BlockStatusRequest* out);
+Result<BlockStatusBatch> FromProto(const pb::BlockStatusRequest& in);
+
 void ToProto(const maintainer::BarrierActionRequest& in, pb::HeartBeatResponse* out);
 Result<maintainer::BarrierActionRequest> FromProto(const pb::HeartBeatResponse& in);
 

@@ -438,6 +438,19 @@ TEST(WireRoundTripTest, Heartbeat) {
   EXPECT_TRUE(Same(*decoded, request));
 }
 
+TEST(WireRoundTripTest, BlockStatusBatch) {
+  BlockStatusBatch batch{"ns/cf", {SampleBlockReport(), SampleBlockReport()}};
+  batch.reports[1].stage = dispatcher::BlockStage::kDone;
+  auto decoded = RoundTrip<pb::BlockStatusRequest>(batch);
+  ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
+  EXPECT_EQ(decoded->changefeed_id, "ns/cf");
+  ASSERT_EQ(decoded->reports.size(), 2u);
+  EXPECT_TRUE(Same(decoded->reports[0], batch.reports[0]));
+  EXPECT_TRUE(Same(decoded->reports[1], batch.reports[1]));
+  pb::BlockStatusRequest no_id;
+  EXPECT_EQ(FromProto(no_id).status().code(), Code::kInvalidArgument);
+}
+
 TEST(WireRoundTripTest, BlockReport) {
   auto decoded = RoundTrip<pb::TableSpanBlockStatus>(SampleBlockReport());
   ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();

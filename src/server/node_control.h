@@ -1,0 +1,80 @@
+// NodeControl: this node's dispatcher-manager side of the control protocol
+// over the MessageCenter (TiCDC's HeartBeatCollector and dispatcher
+// orchestrator message handling). It
+//  - handles the maintainers' requests on topic kDispatcherManagerTopic
+//    (bootstrap, post-bootstrap, schedule, close, barrier actions) with the
+//    DispatcherOrchestrator and answers each to the sender's
+//    kMaintainerManagerTopic;
+//  - sends every dispatcher manager's heartbeat (statuses and a watermark
+//    whose seq grows when the manager's dispatcher set changes) to its
+//    owner's node every `heartbeat_interval`;
+//  - forwards the dispatchers' block statuses to the owner's node.
+// A barrier action is applied only if the manager's owner sent it.
+//
+// Threads: requests run on the topic's delivery thread; heartbeats on an
+// owned thread joined in Stop(); block statuses on the dispatchers'
+// threads. Every method is thread-safe.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+
+#include "common/clock.h"
+#include "common/lifecycle.h"
+#include "common/thread_annotations.h"
+#include "dispatcher/block_status.h"
+#include "dispatchermanager/dispatcher_orchestrator.h"
+#include "messaging/message_center.h"
+#include "server/changefeed_path.h"
+
+namespace sluice::server {
+
+// Where the maintainers' requests go, and where their answers go.
+inline constexpr std::string_view kDispatcherManagerTopic = "dispatcher-manager";
+inline constexpr std::string_view kMaintainerManagerTopic = "maintainer-manager";
+
+struct NodeControlOptions {
+  messaging::MessageCenter* center = nullptr;                         // Borrowed.
+  dispatchermanager::DispatcherOrchestrator* orchestrator = nullptr;  // Borrowed.
+  PathRegistry* registry = nullptr;                                   // Borrowed.
+  Clock* clock = Clock::Real();
+  std::chrono::milliseconds heartbeat_interval{50};
+};
+
+class NodeControl {
+ public:
+  explicit NodeControl(NodeControlOptions options);
+  ~NodeControl();  // Stop()s.
+
+  // Registers the request handler and starts the heartbeats.
+  Status Start();
+  // Stops the heartbeats and removes the handler. Idempotent.
+  void Stop();
+
+  // A dispatcher's block status, forwarded to its manager's owner.
+  void OnBlockStatus(const std::string& changefeed, const dispatcher::BlockStatus& status);
+
+  // Sends one round of heartbeats now (also the final round at shutdown).
+  void SendHeartbeats() EXCLUDES(mu_);
+
+ private:
+  struct Seq {
+    std::set<DispatcherId> ids;
+    uint64_t seq = 0;
+  };
+
+  Status Handle(const messaging::TargetMessage& msg);
+  Status HandleBarrierAction(const messaging::TargetMessage& msg);
+  template <typename Pb, typename Response>
+  Status Answer(const messaging::TargetMessage& request, const std::optional<Response>& response);
+
+  const NodeControlOptions options_;
+  Mutex mu_;
+  std::map<std::string, Seq> seqs_ GUARDED_BY(mu_);  // By changefeed.
+  OwnedThread heartbeat_thread_;
+  bool started_ = false;
+};
+
+}  // namespace sluice::server
