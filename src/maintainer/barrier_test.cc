@@ -18,14 +18,6 @@ class BarrierTest : public ::testing::Test {
     f.cluster.Pump(f.m.get(), &f.outbox);
   }
 
-  BlockReport Report(DispatcherId id, Ts ts, BlockStage stage, event::BlockedTables blocked) {
-    BlockReport r;
-    r.dispatcher_id = id;
-    r.block_ts = ts;
-    r.stage = stage;
-    r.blocked_tables = std::move(blocked);
-    return r;
-  }
   NodeId Host(DispatcherId id) {
     return id == kDefaultTableTriggerId ? NodeId("a") : f.m->spans().Find(id)->node;
   }

@@ -28,14 +28,6 @@ class IgnoreTableTest : public ::testing::Test {
     f.cluster.Pump(f.m.get(), &f.outbox);
   }
 
-  BlockReport Report(DispatcherId id, Ts ts, BlockStage stage, event::BlockedTables blocked) {
-    BlockReport r;
-    r.dispatcher_id = id;
-    r.block_ts = ts;
-    r.stage = stage;
-    r.blocked_tables = std::move(blocked);
-    return r;
-  }
   void Send(const BlockReport& r) { f.m->OnBlockStatus(NodeId("a"), r); }
   std::vector<std::pair<NodeId, BarrierActionRequest>> Actions() {
     return FakeOutbox::Filter<BarrierActionRequest>(f.outbox.Take());

@@ -86,6 +86,17 @@ inline dm::DispatcherStatus Working(DispatcherId id, int64_t table, Ts cp, int64
   return s;
 }
 
+// A dispatcher's report about the block event at `ts`.
+inline BlockReport Report(DispatcherId id, Ts ts, dispatcher::BlockStage stage,
+                          event::BlockedTables blocked) {
+  BlockReport r;
+  r.dispatcher_id = id;
+  r.block_ts = ts;
+  r.stage = stage;
+  r.blocked_tables = std::move(blocked);
+  return r;
+}
+
 inline event::TableRef Table(int64_t id, int64_t schema = 1) {
   return event::TableRef{schema, id, "db" + std::to_string(schema), "t" + std::to_string(id)};
 }
