@@ -315,6 +315,9 @@ void DataPathDriver::Stop() {
   }
   if (service_ != nullptr) service_->Stop();
   executor_.Stop();
+  // The sink's last flushes ack bytes into the service: close it (it
+  // flushes and joins its workers) before the service goes.
+  options_.sink->Close();
   if (schema_ != nullptr) schema_->Stop();
   if (store_ != nullptr) store_->Stop();
   if (snapshot_ != nullptr) snapshot_->Stop();

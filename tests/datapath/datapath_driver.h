@@ -72,8 +72,9 @@ class DataPathDriver {
   static Result<std::unique_ptr<DataPathDriver>> Start(DataPathOptions options);
   ~DataPathDriver();  // Stop()s.
 
-  // Closes the dispatchers, then stops the service, stores and threads. The
-  // sink is left to its owner.
+  // Closes the dispatchers, then stops the service, closes the sink (its
+  // last flushes call back into the service) and stops the stores and
+  // threads. The sink object stays with its owner.
   void Stop();
 
   // Everything with commit ts <= checkpoint() is in the sink.
