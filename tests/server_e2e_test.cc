@@ -51,6 +51,8 @@ class ServerE2eTest : public ::testing::Test {
     monitor_.Stop();
     server_.reset();
     simkv_.reset();
+    // A failed run keeps its logs and data for inspection.
+    if (!HasFailure() && !dir_.empty()) std::filesystem::remove_all(dir_);
   }
 
   void StartSimkv() {
