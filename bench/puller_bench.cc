@@ -476,7 +476,7 @@ Result<Timing> Drive(const Stream& s, const RunConfig& config, std::shared_ptr<K
       status = Internal("region range did not lock");
       break;
     }
-    auto state = std::make_unique<RegionState>(run, region, s.ranges[i], lock.resolved_ts, 0);
+    auto state = std::make_unique<RegionState>(run, RegionRoute::Of(region), lock.resolved_ts, 0);
     state->stream_id = kStreamId;
     pool.PostStart(std::move(state));
   }

@@ -493,9 +493,9 @@ Status RunBreakdown(size_t n) {
   std::map<std::pair<uint64_t, uint64_t>, std::unique_ptr<RegionState>> states;
   for (size_t i = 0; i < n; ++i) {
     states[{i + 1, regions[i].id.value()}] =
-        std::make_unique<RegionState>(runs[i], regions[i], spans[i], Ts(1), 0);
+        std::make_unique<RegionState>(runs[i], logpuller::RegionRoute::Of(regions[i]), Ts(1), 0);
   }
-  take("region_state");  // RegionState (region, range, matcher) + map node.
+  take("region_state");  // RegionState (route, matcher) + map node.
   logpuller::SpanPipeline pipeline(logpuller::SpanPipelineOptions{}, nullptr);
   pipeline.Start();
   take("pipeline_fixed");

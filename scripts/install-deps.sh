@@ -8,7 +8,7 @@ set -euo pipefail
 BUILD_PKGS=(build-essential cmake ninja-build pkg-config ccache git
   clang clang-format clang-tidy libclang-rt-14-dev)
 # Libraries (ARCHITECTURE.md §7).
-LIB_PKGS=(libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
+LIB_PKGS=(libgrpc++-dev libabsl-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   librocksdb-dev libspdlog-dev libfmt-dev nlohmann-json3-dev
   libtomlplusplus-dev libcli11-dev libcpp-httplib-dev libmariadb-dev
   librdkafka-dev libgtest-dev libgmock-dev libbenchmark-dev

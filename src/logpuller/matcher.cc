@@ -47,7 +47,8 @@ Status RegionMatcher::Handle(Row& row, KvBatch* out) {
       return Emit(row, out);
     case cdcpb::Event::ROLLBACK:
       if (!initialized_) {
-        cached_rollbacks_.push_back(PrewriteKey{row.start_ts(), std::move(*row.mutable_key())});
+        BeforeInitCache().rollbacks.push_back(
+            PrewriteKey{row.start_ts(), std::move(*row.mutable_key())});
       } else {
         Rollback(row);
       }
@@ -68,13 +69,19 @@ bool RegionMatcher::AdvanceResolvedTs(Ts ts) {
 }
 
 void RegionMatcher::Shrink() {
-  if (prewrites_.empty()) PrewriteMap().swap(prewrites_);
+  if (prewrites_ != nullptr && prewrites_->empty()) prewrites_.reset();
+}
+
+RegionMatcher::BeforeInit& RegionMatcher::BeforeInitCache() {
+  if (before_init_ == nullptr) before_init_ = std::make_unique<BeforeInit>();
+  return *before_init_;
 }
 
 void RegionMatcher::PutPrewrite(Row& row) {
   PrewriteKey key{row.start_ts(), std::move(*row.mutable_key())};
-  auto it = prewrites_.find(key);
-  if (it != prewrites_.end()) {
+  if (prewrites_ == nullptr) prewrites_ = std::make_unique<PrewriteMap>();
+  auto it = prewrites_->find(key);
+  if (it != prewrites_->end()) {
     // An empty-value prewrite for a key that already has one is the fake
     // prewrite TiKV sends for a transaction heartbeat (with or without old
     // value, the value is empty): keep the real one.
@@ -86,30 +93,30 @@ void RegionMatcher::PutPrewrite(Row& row) {
     it->second.generation = row.generation();
     return;
   }
-  prewrites_.emplace(std::move(key),
-                     Prewrite{std::move(*row.mutable_value()), std::move(*row.mutable_old_value()),
-                              row.generation()});
+  prewrites_->emplace(std::move(key),
+                      Prewrite{std::move(*row.mutable_value()), std::move(*row.mutable_old_value()),
+                               row.generation()});
 }
 
 bool RegionMatcher::MatchPrewrite(Row& row) {
-  if (prewrites_.empty()) return false;
+  if (prewrites_ == nullptr || prewrites_->empty()) return false;
   // The probe borrows the row's key and gives it back, so nothing is copied.
   PrewriteKey probe{row.start_ts(), std::move(*row.mutable_key())};
-  auto it = prewrites_.find(probe);
+  auto it = prewrites_->find(probe);
   *row.mutable_key() = std::move(probe.key);
-  if (it == prewrites_.end()) return false;
+  if (it == prewrites_->end()) return false;
   // During the scan prewrites may come out of order with their commits: a
   // heartbeat's empty value or a pipelined flush must not satisfy a commit.
   if (!initialized_ && (it->second.value.empty() || it->second.generation > 0)) return false;
   *row.mutable_value() = std::move(it->second.value);
   *row.mutable_old_value() = std::move(it->second.old_value);
-  prewrites_.erase(it);
+  prewrites_->erase(it);
   return true;
 }
 
 void RegionMatcher::Rollback(Row& row) {
-  if (prewrites_.empty()) return;
-  prewrites_.erase(PrewriteKey{row.start_ts(), std::move(*row.mutable_key())});
+  if (prewrites_ == nullptr || prewrites_->empty()) return;
+  prewrites_->erase(PrewriteKey{row.start_ts(), std::move(*row.mutable_key())});
 }
 
 Status RegionMatcher::HandleCommit(Row& row, KvBatch* out) {
@@ -119,7 +126,7 @@ Status RegionMatcher::HandleCommit(Row& row, KvBatch* out) {
   // Matching also runs for stale commits, so that their prewrites are freed.
   if (!MatchPrewrite(row)) {
     if (!initialized_) {
-      cached_commits_.push_back(std::move(row));
+      BeforeInitCache().commits.push_back(std::move(row));
       return Status::Ok();
     }
     return ProtocolViolation("region " + std::to_string(region_.value()) +
@@ -134,9 +141,9 @@ Status RegionMatcher::HandleInitialized(KvBatch* out) {
                              ": INITIALIZED received twice");
   }
   initialized_ = true;
-  std::vector<Row> commits = std::move(cached_commits_);
-  cached_commits_ = {};
-  for (Row& commit : commits) {
+  if (before_init_ == nullptr) return Status::Ok();
+  std::unique_ptr<BeforeInit> cached = std::move(before_init_);
+  for (Row& commit : cached->commits) {
     if (!MatchPrewrite(commit)) {
       // A commit seen during the scan without its prewrite: the scan already
       // produced a COMMITTED row for it.
@@ -146,9 +153,8 @@ Status RegionMatcher::HandleInitialized(KvBatch* out) {
     }
     RETURN_IF_ERROR(Emit(commit, out));
   }
-  std::vector<PrewriteKey> rollbacks = std::move(cached_rollbacks_);
-  cached_rollbacks_ = {};
-  for (const PrewriteKey& key : rollbacks) prewrites_.erase(key);
+  if (prewrites_ == nullptr) return Status::Ok();
+  for (const PrewriteKey& key : cached->rollbacks) prewrites_->erase(key);
   return Status::Ok();
 }
 

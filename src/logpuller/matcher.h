@@ -21,6 +21,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -56,12 +57,13 @@ class RegionMatcher {
   bool AdvanceResolvedTs(Ts ts);
   Ts resolved_ts() const { return resolved_ts_; }
 
-  size_t num_pending_prewrites() const { return prewrites_.size(); }
+  size_t num_pending_prewrites() const { return prewrites_ ? prewrites_->size() : 0; }
   // Commits received before INITIALIZED that are still waiting for it.
-  size_t num_cached_commits() const { return cached_commits_.size(); }
+  size_t num_cached_commits() const { return before_init_ ? before_init_->commits.size() : 0; }
 
-  // Frees the prewrite map's memory if it holds no prewrite. Call when the
-  // region is idle (for instance on resolved ts).
+  // Frees the prewrite map if it holds no prewrite. Call when the region is
+  // idle (for instance on resolved ts). An idle matcher owns no heap memory:
+  // an idle region costs only sizeof(RegionMatcher).
   void Shrink();
 
  private:
@@ -79,6 +81,11 @@ class RegionMatcher {
     uint64_t generation = 0;
   };
   using PrewriteMap = std::unordered_map<PrewriteKey, Prewrite, PrewriteKeyHash>;
+  // Commits and rollbacks that arrived before INITIALIZED.
+  struct BeforeInit {
+    std::vector<cdcpb::Event_Row> commits;
+    std::vector<PrewriteKey> rollbacks;
+  };
 
   void PutPrewrite(cdcpb::Event_Row& row);
   // Takes the matching prewrite's value and old value into `row` and forgets
@@ -86,6 +93,7 @@ class RegionMatcher {
   // (generation > 0) prewrite is never matched. Returns whether it matched.
   bool MatchPrewrite(cdcpb::Event_Row& row);
   void Rollback(cdcpb::Event_Row& row);
+  BeforeInit& BeforeInitCache();
   Status HandleCommit(cdcpb::Event_Row& row, KvBatch* out);
   Status HandleInitialized(KvBatch* out);
   // Checks a matched or scanned row and appends it to *out unless it is
@@ -96,9 +104,10 @@ class RegionMatcher {
   Ts start_ts_;
   Ts resolved_ts_;
   bool initialized_ = false;
-  PrewriteMap prewrites_;
-  std::vector<cdcpb::Event_Row> cached_commits_;
-  std::vector<PrewriteKey> cached_rollbacks_;
+  // Both are allocated on first use and freed when empty, so that the many
+  // idle regions of a large subscription stay small.
+  std::unique_ptr<PrewriteMap> prewrites_;
+  std::unique_ptr<BeforeInit> before_init_;
 };
 
 }  // namespace sluice::logpuller

@@ -68,7 +68,7 @@ void RangeLock::MarkInitialized(RegionId region) {
   }
 }
 
-bool RangeLock::Unlock(RegionId region, Ts resolved_ts) {
+bool RangeLock::Unlock(RegionId region, Ts resolved_ts, Span* released) {
   MutexLock lock(&mu_);
   auto found = by_region_.find(region);
   if (found == by_region_.end()) return false;
@@ -78,6 +78,7 @@ bool RangeLock::Unlock(RegionId region, Ts resolved_ts) {
   if (it->second.initialized) --num_initialized_;
   Ts ts = std::max(resolved_ts, it->second.resolved_ts);
   LockedMap::node_type node = locked_.extract(it);
+  if (released != nullptr) *released = Span{node.key(), node.mapped().end};
   PutUnlocked(std::move(node.key()), std::move(node.mapped().end), ts);
   return stopped_ && locked_.empty();
 }

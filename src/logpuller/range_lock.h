@@ -24,10 +24,10 @@
 #include <cstdint>
 #include <map>
 #include <string>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "common/span.h"
 #include "common/strong_id.h"
 #include "common/thread_annotations.h"
@@ -75,8 +75,9 @@ class RangeLock {
   // Releases `region`'s lock. Its range becomes unlocked at
   // max(resolved_ts, the lock's resolved ts), so the span ts cannot go back.
   // Returns true if the lock is stopped and this unlock left it empty
-  // (drained). Returns false if `region` holds no lock.
-  bool Unlock(RegionId region, Ts resolved_ts) EXCLUDES(mu_);
+  // (drained). Returns false if `region` holds no lock. If `released` is
+  // given, it receives the range the lock held (untouched without a lock).
+  bool Unlock(RegionId region, Ts resolved_ts, Span* released = nullptr) EXCLUDES(mu_);
 
   // The span resolved ts: min over locked ranges' resolved ts and unlocked
   // ranges' ts. O(1). An empty span answers the start ts.
@@ -146,7 +147,9 @@ class RangeLock {
   bool stopped_ GUARDED_BY(mu_) = false;
   LockedMap locked_ GUARDED_BY(mu_);
   UnlockedMap unlocked_ GUARDED_BY(mu_);
-  std::unordered_map<RegionId, LockedMap::iterator> by_region_ GUARDED_BY(mu_);
+  // Open addressing: a one-region span costs one small allocation here.
+  absl::flat_hash_map<RegionId, LockedMap::iterator, std::hash<RegionId>> by_region_
+      GUARDED_BY(mu_);
   std::vector<LockedMap::iterator> heap_ GUARDED_BY(mu_);
   // Minimum ts over unlocked_ and how many unlocked ranges have it; the map
   // is rescanned only when that count drops to zero.

@@ -91,6 +91,19 @@ TEST_F(RangeLockTest, RequestsAreClippedToTheSpan) {
   EXPECT_EQ(lock_.TryLock(S("zz", ""), RegionId(2), 1).outcome, LockOutcome::kStale);
 }
 
+// A failed region's retry asks for the range its lock held (region states
+// keep no copy of it).
+TEST_F(RangeLockTest, UnlockReportsTheReleasedClippedRange) {
+  ASSERT_EQ(lock_.TryLock(S("0", "f"), RegionId(1), 1).outcome, LockOutcome::kSuccess);
+  Span released = S("x", "y");
+  EXPECT_FALSE(lock_.Unlock(RegionId(1), Ts(120), &released));
+  EXPECT_EQ(released.start, "a");
+  EXPECT_EQ(released.end, "f");
+  Span untouched = S("x", "y");
+  EXPECT_FALSE(lock_.Unlock(RegionId(1), Ts(120), &untouched));
+  EXPECT_EQ(untouched.start, "x") << "no lock, so nothing is reported";
+}
+
 TEST_F(RangeLockTest, InitialTsIsMinOfCoveredUnlockedRanges) {
   ASSERT_EQ(lock_.TryLock(S("a", "f"), RegionId(1), 1).outcome, LockOutcome::kSuccess);
   ASSERT_EQ(lock_.TryLock(S("f", "m"), RegionId(2), 1).outcome, LockOutcome::kSuccess);

@@ -7,6 +7,11 @@
 
 namespace sluice::logpuller {
 
+// One state per region of every subscription: a subscription of 100,000 idle
+// one-region tables must stay within ~2 KiB each (bench/README.md), so the
+// state must fit jemalloc's 128-byte size class.
+static_assert(sizeof(RegionState) <= 128, "RegionState grew past its size class");
+
 struct RegionWorkerPool::Message {
   enum class Kind { kEvents, kResolved, kStart, kStreamBroken, kDropRun, kSendFailed };
   Kind kind = Kind::kEvents;

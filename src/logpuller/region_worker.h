@@ -29,25 +29,40 @@
 
 namespace sluice::logpuller {
 
-// One region of one run, as sent to a store.
+// What a request needs of a region: its id, epoch and leader (no boundaries
+// or peers; the range asked for is the run's lock, and a range retry reloads
+// the region from the cache).
+struct RegionRoute {
+  RegionId id;
+  uint64_t conf_ver = 0;
+  uint64_t version = 0;
+  StoreId leader_store;
+  uint64_t leader_peer_id = 0;
+
+  static RegionRoute Of(const pd::Region& region) {
+    return RegionRoute{region.id, region.conf_ver, region.version, region.leader_store,
+                       region.leader_peer_id};
+  }
+};
+
+// One region of one run, as sent to a store. Kept small (one 128-byte
+// allocation): a subscription of many idle regions holds one per region.
+// Its range is the one the region holds in the run's RangeLock.
 struct RegionState {
-  RegionState(std::shared_ptr<SubscriptionRun> run, pd::Region region, Span range, Ts checkpoint,
-              int attempts)
+  RegionState(std::shared_ptr<SubscriptionRun> run, RegionRoute region, Ts checkpoint, int attempts)
       : run(std::move(run)),
-        region(std::move(region)),
-        range(std::move(range)),
+        region(region),
         checkpoint(checkpoint),
         attempts(attempts),
-        matcher(this->region.id, this->run->checkpoint) {}
+        matcher(region.id, this->run->checkpoint) {}
 
   std::shared_ptr<SubscriptionRun> run;
-  pd::Region region;
-  Span range;  // The part of the run's span in this region (comparable).
+  RegionRoute region;
   Ts checkpoint;
-  int attempts;  // Failures since the range last initialized (backoff input).
   uint64_t stream_id = 0;
-  RegionMatcher matcher;
+  int attempts;  // Failures since the range last initialized (backoff input).
   bool initialized = false;
+  RegionMatcher matcher;
 
   Ts ResolvedTs() const { return std::max(checkpoint, matcher.resolved_ts()); }
 };

@@ -151,13 +151,13 @@ void RequestScheduler::ProcessRange(RangeTask& task) {
               BackoffDelay(attempts));
     return;
   }
-  for (pd::Region& region : regions.value()) {
+  for (const pd::Region& region : regions.value()) {
     // A region is always requested (and locked) for all of its part of the
     // span, even when only a piece of it is being retried: a region holds one
     // lock and one request per run, so two pieces would never both lock.
     Span part = Intersect(task.run->sub->span, Span{region.start_key, region.end_key});
     if (part.IsEmpty()) continue;
-    RegionTask region_task{task.run, std::move(region), std::move(part), task.attempts};
+    RegionTask region_task{task.run, RegionRoute::Of(region), std::move(part), task.attempts};
     ProcessRegion(region_task);
   }
 }
@@ -233,16 +233,8 @@ void RequestScheduler::Send(StoreState& store, Ready ready) {
   }
   request.mutable_register_();
   StoreStream& stream = *store.streams[store.next++ % store.streams.size()];
-  // The state keeps only what a retry needs (no boundaries or peers: the
-  // range is in the state, and a range retry reloads the region).
-  pd::Region slim;
-  slim.id = task.region.id;
-  slim.conf_ver = task.region.conf_ver;
-  slim.version = task.region.version;
-  slim.leader_store = task.region.leader_store;
-  slim.leader_peer_id = task.region.leader_peer_id;
-  auto state = std::make_unique<RegionState>(task.run, std::move(slim), task.range,
-                                             ready.checkpoint, task.attempts);
+  auto state =
+      std::make_unique<RegionState>(task.run, task.region, ready.checkpoint, task.attempts);
   bool posted = false;
   uint64_t used_stream = 0;
   Result<uint64_t> sent = stream.Send(std::move(request), [&](uint64_t stream_id) {

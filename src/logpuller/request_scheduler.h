@@ -48,7 +48,7 @@ struct RangeTask {
 // One region of a run to lock and request.
 struct RegionTask {
   std::shared_ptr<SubscriptionRun> run;
-  pd::Region region;
+  RegionRoute region;
   Span range;  // Comparable, inside the region.
   int attempts = 0;
 };

@@ -1,6 +1,7 @@
 #include "logpuller/subscription_client.h"
 
 #include <algorithm>
+#include <cassert>
 #include <thread>
 
 #include "common/logging.h"
@@ -147,28 +148,36 @@ SubscriptionClient::Stats SubscriptionClient::stats() const {
   return stats;
 }
 
-void SubscriptionClient::RetryRegion(RegionState& state, Clock::Duration min_delay) {
+void SubscriptionClient::RetryRegion(RegionState& state, Span range, Clock::Duration min_delay) {
   int attempts = state.attempts + 1;
   Clock::Duration delay = std::max(min_delay, scheduler_.BackoffDelay(attempts));
-  scheduler_.PostRegion(RegionTask{state.run, state.region, state.range, attempts}, delay);
+  scheduler_.PostRegion(RegionTask{state.run, state.region, std::move(range), attempts}, delay);
 }
 
-void SubscriptionClient::RetryRange(RegionState& state) {
+void SubscriptionClient::RetryRange(RegionState& state, Span range) {
   int attempts = state.attempts + 1;
-  scheduler_.PostRange(RangeTask{state.run, state.range, attempts},
+  scheduler_.PostRange(RangeTask{state.run, std::move(range), attempts},
                        scheduler_.BackoffDelay(attempts));
 }
 
 void SubscriptionClient::OnRegionFailed(std::unique_ptr<RegionState> state, RegionFailure failure) {
   SubscriptionRun& run = *state->run;
   RegionId region = state->region.id;
-  run.lock.Unlock(region, state->ResolvedTs());
+  Span range;
+  run.lock.Unlock(region, state->ResolvedTs(), &range);
   if (!state->initialized) scheduler_.ReleaseScanSlot(state->region.leader_store);
   if (run.stopped.load()) return;
+  if (range.IsEmpty()) {
+    // A state always holds its region's lock (its range is never empty), so
+    // this is a bug here; re-dividing the whole span still covers what the
+    // region served, and the other locks answer it with their own parts.
+    assert(false && "a failed region held no range lock");
+    range = run.sub->span;
+  }
   if (failure.kind == RegionFailure::Kind::kStreamError) {
     stream_errors_.fetch_add(1);
     cache_->OnSendFail(region, /*reload=*/false);
-    RetryRegion(*state, {});
+    RetryRegion(*state, std::move(range), {});
     return;
   }
   region_errors_.fetch_add(1);
@@ -179,24 +188,24 @@ void SubscriptionClient::OnRegionFailed(std::unique_ptr<RegionState> state, Regi
       cache_->UpdateLeader(region, StoreId(leader.store_id()), leader.id());
       state->region.leader_store = StoreId(leader.store_id());
       state->region.leader_peer_id = leader.id();
-      RetryRegion(*state, {});
+      RetryRegion(*state, std::move(range), {});
     } else {
       cache_->Invalidate(region);
-      RetryRange(*state);
+      RetryRange(*state, std::move(range));
     }
   } else if (error.has_epoch_not_match() || error.has_region_not_found()) {
     cache_->Invalidate(region);
-    RetryRange(*state);
+    RetryRange(*state, std::move(range));
   } else if (error.has_server_is_busy()) {
     auto busy = std::chrono::milliseconds(error.server_is_busy().backoff_ms());
-    RetryRegion(*state, std::min<Clock::Duration>(busy, kMaxServerBusyBackoff));
+    RetryRegion(*state, std::move(range), std::min<Clock::Duration>(busy, kMaxServerBusyBackoff));
   } else if (error.has_duplicate_request()) {
     FailRun(state->run, Internal("TiKV reports a duplicate request for region " +
                                  std::to_string(region.value())));
   } else if (error.has_compatibility() || error.has_cluster_id_mismatch()) {
     Fail(run.sub, Incompatible("TiKV refuses the subscription: " + error.ShortDebugString()));
   } else {
-    RetryRegion(*state, {});  // Congested and errors this client does not know.
+    RetryRegion(*state, std::move(range), {});  // Congested and errors this client does not know.
   }
 }
 
@@ -220,10 +229,11 @@ void SubscriptionClient::EnqueueData(SubscriptionRun& run, KvBatch batch,
 void SubscriptionClient::MaybeAdvance(SubscriptionRun& run, const CancelToken& token) {
   Subscription& sub = *run.sub;
   if (sub.options.advance_interval.count() > 0) {
-    Clock::TimePoint now = options_.scheduler.clock->Now();
-    MutexLock lock(&run.mu);
-    if (now - run.last_compute < sub.options.advance_interval) return;
-    run.last_compute = now;
+    Clock::Duration::rep now = options_.scheduler.clock->Now().time_since_epoch().count();
+    Clock::Duration::rep last = run.last_compute.load(std::memory_order_relaxed);
+    if (Clock::Duration(now - last) < sub.options.advance_interval) return;
+    // Another worker that wins the race recomputes instead.
+    if (!run.last_compute.compare_exchange_strong(last, now, std::memory_order_relaxed)) return;
   }
   Ts ts = run.lock.ResolvedTs();
   // Under the subscription's lock so that a resolved ts of a replaced run

@@ -92,8 +92,8 @@ class SubscriptionClient final : public SpanSubscriber,
   void OnStreamEvent(uint64_t stream_id, cdcpb::ChangeDataEvent&& event) override;
   void OnStreamBroken(uint64_t stream_id, StoreId store, const Status& status) override;
 
-  void RetryRegion(RegionState& state, Clock::Duration min_delay);
-  void RetryRange(RegionState& state);
+  void RetryRegion(RegionState& state, Span range, Clock::Duration min_delay);
+  void RetryRange(RegionState& state, Span range);
   void OnPipelineFailure(SubscriptionId id, const Status& status);
   void Fail(const std::shared_ptr<Subscription>& sub, const Status& status) EXCLUDES(mu_);
   // Stops a run: no more requests, its region states dropped, its TiKV

@@ -36,9 +36,9 @@ struct SubscriptionRun {
   RangeLock lock;
   std::atomic<bool> stopped{false};
   std::atomic<int> restarts_before{0};  // Backoff input for the run's first ranges.
-
-  Mutex mu;
-  Clock::TimePoint last_compute GUARDED_BY(mu){};
+  // When the span resolved ts was last recomputed (Clock::TimePoint ticks);
+  // region workers race for it with compare-exchange, so one recomputes.
+  std::atomic<Clock::Duration::rep> last_compute{0};
 };
 
 // The consumer as the pipeline sees it: forwards to the user's consumer and

@@ -60,7 +60,7 @@ void RegionCache::Erase(RegionId id) {
 
 void RegionCache::Insert(const Region& region) {
   if (auto id_it = start_of_.find(region.id); id_it != start_of_.end()) {
-    const Region& old = by_start_.at(id_it->second);
+    const Region& old = id_it->second->second;
     if (std::tie(old.version, old.conf_ver) > std::tie(region.version, region.conf_ver)) return;
     Erase(region.id);
   }
@@ -76,8 +76,7 @@ void RegionCache::Insert(const Region& region) {
     start_of_.erase(it->second.id);
     it = by_start_.erase(it);
   }
-  by_start_.emplace(region.start_key, region);
-  start_of_[region.id] = region.start_key;
+  start_of_[region.id] = by_start_.emplace(region.start_key, region).first;
 }
 
 bool RegionCache::ServeFromCache(const Span& span, std::string* cursor,
@@ -151,14 +150,14 @@ std::optional<Region> RegionCache::Get(RegionId id) const {
   MutexLock lock(&mu_);
   auto it = start_of_.find(id);
   if (it == start_of_.end()) return std::nullopt;
-  return by_start_.at(it->second);
+  return it->second->second;
 }
 
 void RegionCache::UpdateLeader(RegionId id, StoreId leader_store, uint64_t leader_peer_id) {
   MutexLock lock(&mu_);
   auto it = start_of_.find(id);
   if (it == start_of_.end()) return;
-  Region& region = by_start_.at(it->second);
+  Region& region = it->second->second;
   for (const auto& [peer_id, store] : region.peers) {
     if (store == leader_store && (leader_peer_id == 0 || peer_id == leader_peer_id)) {
       region.leader_store = store;

@@ -76,8 +76,10 @@ class RegionCache {
   const size_t scan_batch_;
 
   mutable Mutex mu_;
-  std::map<std::string, Region, std::less<>> by_start_ GUARDED_BY(mu_);
-  std::unordered_map<RegionId, std::string> start_of_ GUARDED_BY(mu_);
+  using ByStart = std::map<std::string, Region, std::less<>>;
+  ByStart by_start_ GUARDED_BY(mu_);
+  // Each region's entry in by_start_ (map iterators stay valid until erased).
+  std::unordered_map<RegionId, ByStart::iterator> start_of_ GUARDED_BY(mu_);
   std::unordered_map<StoreId, std::string> store_address_ GUARDED_BY(mu_);
 };
 
