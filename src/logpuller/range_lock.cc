@@ -68,8 +68,9 @@ void RangeLock::MarkInitialized(RegionId region) {
   }
 }
 
-bool RangeLock::Unlock(RegionId region, Ts resolved_ts, Span* released) {
+bool RangeLock::Unlock(RegionId region, Ts resolved_ts, std::optional<Span>* released) {
   MutexLock lock(&mu_);
+  if (released != nullptr) released->reset();
   auto found = by_region_.find(region);
   if (found == by_region_.end()) return false;
   LockedMap::iterator it = found->second;

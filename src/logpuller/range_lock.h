@@ -23,6 +23,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -76,8 +77,9 @@ class RangeLock {
   // max(resolved_ts, the lock's resolved ts), so the span ts cannot go back.
   // Returns true if the lock is stopped and this unlock left it empty
   // (drained). Returns false if `region` holds no lock. If `released` is
-  // given, it receives the range the lock held (untouched without a lock).
-  bool Unlock(RegionId region, Ts resolved_ts, Span* released = nullptr) EXCLUDES(mu_);
+  // given, it receives the range the lock held, or nullopt without a lock.
+  bool Unlock(RegionId region, Ts resolved_ts, std::optional<Span>* released = nullptr)
+      EXCLUDES(mu_);
 
   // The span resolved ts: min over locked ranges' resolved ts and unlocked
   // ranges' ts. O(1). An empty span answers the start ts.

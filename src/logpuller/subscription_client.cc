@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <optional>
 #include <thread>
 
 #include "common/logging.h"
@@ -163,17 +164,18 @@ void SubscriptionClient::RetryRange(RegionState& state, Span range) {
 void SubscriptionClient::OnRegionFailed(std::unique_ptr<RegionState> state, RegionFailure failure) {
   SubscriptionRun& run = *state->run;
   RegionId region = state->region.id;
-  Span range;
-  run.lock.Unlock(region, state->ResolvedTs(), &range);
+  std::optional<Span> released;
+  run.lock.Unlock(region, state->ResolvedTs(), &released);
   if (!state->initialized) scheduler_.ReleaseScanSlot(state->region.leader_store);
   if (run.stopped.load()) return;
-  if (range.IsEmpty()) {
-    // A state always holds its region's lock (its range is never empty), so
-    // this is a bug here; re-dividing the whole span still covers what the
-    // region served, and the other locks answer it with their own parts.
+  if (!released.has_value()) {
+    // A state always holds its region's lock, so this is a bug here;
+    // re-dividing the whole span still covers what the region served, and
+    // the other locks answer it with their own parts.
     assert(false && "a failed region held no range lock");
-    range = run.sub->span;
+    released = run.sub->span;
   }
+  Span range = std::move(released).value();
   if (failure.kind == RegionFailure::Kind::kStreamError) {
     stream_errors_.fetch_add(1);
     cache_->OnSendFail(region, /*reload=*/false);

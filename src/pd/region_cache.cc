@@ -76,7 +76,13 @@ void RegionCache::Insert(const Region& region) {
     start_of_.erase(it->second.id);
     it = by_start_.erase(it);
   }
-  start_of_[region.id] = by_start_.emplace(region.start_key, region).first;
+  auto [entry, inserted] = by_start_.emplace(region.start_key, region);
+  if (!inserted) {
+    // Only an empty region (end <= start) can collide here; PD never has one.
+    LOG_WARN("region cache: region {} is empty; not cached", region.id.value());
+    return;
+  }
+  start_of_[region.id] = entry;
 }
 
 bool RegionCache::ServeFromCache(const Span& span, std::string* cursor,
