@@ -43,7 +43,7 @@ namespace sluice::dispatcher {
 
 struct DispatcherOptions {
   DispatcherId id;
-  // Physical table id of the span; eventservice::kTableTriggerTableId for
+  // Physical table id of the span; event::kTableTriggerTableId for
   // the table-trigger dispatcher.
   int64_t table_id = 0;
   Ts start_ts;

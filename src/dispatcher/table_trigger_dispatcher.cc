@@ -8,7 +8,7 @@ namespace sluice::dispatcher {
 Result<std::shared_ptr<TableTriggerDispatcher>> TableTriggerDispatcher::Create(
     DispatcherOptions options) {
   RETURN_IF_ERROR(Validate(options));
-  if (options.table_id != eventservice::kTableTriggerTableId) {
+  if (options.table_id != event::kTableTriggerTableId) {
     return InvalidArgument("table-trigger dispatcher must have the DDL span's table id");
   }
   return std::shared_ptr<TableTriggerDispatcher>(new TableTriggerDispatcher(std::move(options)));
@@ -17,11 +17,11 @@ Result<std::shared_ptr<TableTriggerDispatcher>> TableTriggerDispatcher::Create(
 BasicDispatcher::DdlRoute TableTriggerDispatcher::RouteDdl(const event::DdlEvent& ddl) const {
   if (ddl.blocked.influence != event::InfluenceType::kNormal) return DdlRoute::kBarrier;
   const std::vector<int64_t>& ids = ddl.blocked.table_ids;
-  bool mine = ids.empty() ||
-              std::find(ids.begin(), ids.end(), eventservice::kTableTriggerTableId) != ids.end();
+  bool mine =
+      ids.empty() || std::find(ids.begin(), ids.end(), event::kTableTriggerTableId) != ids.end();
   if (!mine) return DdlRoute::kSkip;
   bool others = std::any_of(ids.begin(), ids.end(),
-                            [](int64_t id) { return id != eventservice::kTableTriggerTableId; });
+                            [](int64_t id) { return id != event::kTableTriggerTableId; });
   return others ? DdlRoute::kBarrier : DdlRoute::kWriteLocally;
 }
 

@@ -3,7 +3,7 @@
 // receives every DDL of the upstream (the event service's table-trigger
 // registration) and resolved marks, never DML. It follows the blocked-table
 // convention of TiCDC's schema store, where table id 0
-// (eventservice::kTableTriggerTableId) stands for this dispatcher:
+// (event::kTableTriggerTableId) stands for this dispatcher:
 //   - blocked tables only {0} (CREATE TABLE, CREATE DATABASE, ...): written
 //     here, no barrier; tables to add are reported (stage kNone);
 //   - blocked tables {0, others} (DROP TABLE, TRUNCATE, RENAME, ...) or a
@@ -24,7 +24,7 @@ namespace sluice::dispatcher {
 class TableTriggerDispatcher final : public BasicDispatcher {
  public:
   // InvalidArgument without a sink or an executor, or with a table id other
-  // than eventservice::kTableTriggerTableId.
+  // than event::kTableTriggerTableId.
   static Result<std::shared_ptr<TableTriggerDispatcher>> Create(DispatcherOptions options);
 
  protected:

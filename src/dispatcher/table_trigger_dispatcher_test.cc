@@ -11,7 +11,7 @@ using testing::Ddl;
 using testing::DispatcherFixture;
 using testing::Dml;
 
-constexpr int64_t kTrigger = eventservice::kTableTriggerTableId;
+constexpr int64_t kTrigger = event::kTableTriggerTableId;
 
 class TableTriggerDispatcherTest : public DispatcherFixture {
  protected:

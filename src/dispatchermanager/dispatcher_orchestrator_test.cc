@@ -51,7 +51,7 @@ TEST_F(OrchestratorTest, BootstrapCreatesManagerAndTableTrigger) {
   EXPECT_EQ(r->epoch, MaintainerEpoch(5));
   EXPECT_EQ(r->checkpoint_ts, Ts(100));
   ASSERT_EQ(r->spans.size(), 1u);
-  EXPECT_EQ(r->spans[0].config.table_id, kTableTriggerTableId);
+  EXPECT_EQ(r->spans[0].config.table_id, TableId(event::kTableTriggerTableId));
   EXPECT_TRUE(World()->created(kT1));
   EXPECT_EQ(Manager()->owner(), NodeId("a"));
 }

@@ -40,7 +40,7 @@ std::string_view StateName(ComponentState state) {
 DispatcherConfig TableTriggerConfig(DispatcherId id, DispatcherMode mode, Ts start_ts) {
   DispatcherConfig config;
   config.id = id;
-  config.table_id = kTableTriggerTableId;
+  config.table_id = TableId(event::kTableTriggerTableId);
   config.start_ts = start_ts;
   config.mode = mode;
   return config;

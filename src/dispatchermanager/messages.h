@@ -17,6 +17,7 @@
 #include "common/span.h"
 #include "common/status.h"
 #include "common/strong_id.h"
+#include "event/events.h"
 
 namespace sluice::dispatchermanager {
 
@@ -30,9 +31,6 @@ enum class ComponentState : uint8_t { kWorking, kStopping, kStopped };
 std::string_view StateName(ComponentState state);
 
 enum class ScheduleAction : uint8_t { kCreate, kRemove };
-
-// Table id of the table-trigger (DDL) dispatcher's span.
-inline constexpr TableId kTableTriggerTableId{0};
 
 // What a dispatcher is created with.
 struct DispatcherConfig {

@@ -19,6 +19,12 @@
 
 namespace sluice::event {
 
+// The table id that stands for a changefeed's table-trigger (DDL span)
+// dispatcher, as in TiCDC (DDLSpanTableID): in DDL events' blocked tables,
+// block statuses, event-service registrations and the MySQL sink's `ddl_ts`
+// rows.
+inline constexpr int64_t kTableTriggerTableId = 0;
+
 enum class RowKind : uint8_t { kInsert, kUpdate, kDelete };
 std::string_view RowKindName(RowKind kind);  // "insert", "update", "delete"
 

@@ -384,7 +384,7 @@ Status EventService::RegisterDispatcher(DispatcherRegistration registration) {
 Status EventService::RegisterTableTrigger(DispatcherId id, Ts start_ts, EventConsumer* consumer) {
   DispatcherRegistration reg;
   reg.id = id;
-  reg.table_id = kTableTriggerTableId;
+  reg.table_id = event::kTableTriggerTableId;
   reg.start_ts = start_ts;
   reg.consumer = consumer;
   return impl_->Register(std::move(reg), /*trigger=*/true);

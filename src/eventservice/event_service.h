@@ -48,11 +48,6 @@ class SchemaReader;
 
 namespace sluice::eventservice {
 
-// The table id of the table-trigger (DDL) span, as in TiCDC
-// (DDLSpanTableID). DDL events list it among their blocked tables when the
-// table-trigger dispatcher takes part in them.
-inline constexpr int64_t kTableTriggerTableId = 0;
-
 // Receives one dispatcher's events in order, on a service worker thread.
 // Callbacks should not block for long (they hold up the worker's other
 // dispatchers); they may call Ack() and UpdateCheckpoint().

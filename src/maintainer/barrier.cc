@@ -14,7 +14,6 @@ using dispatcher::BlockStage;
 namespace {
 
 // The table id by which a kNormal event names the table trigger.
-constexpr int64_t kTriggerTableId = 0;
 
 bool Intersects(const std::set<DispatcherId>& a, const std::set<DispatcherId>& b) {
   for (DispatcherId id : a) {
@@ -90,7 +89,7 @@ std::set<DispatcherId> Barrier::Involved(const event::BlockedTables& blocked) co
   switch (blocked.influence) {
     case event::InfluenceType::kNormal:
       for (int64_t table_id : blocked.table_ids) {
-        if (table_id == kTriggerTableId) {
+        if (table_id == event::kTableTriggerTableId) {
           ids.insert(spans_->trigger_id());
         } else if (const Replica* r = spans_->FindTable(table_id); r != nullptr) {
           ids.insert(r->id);

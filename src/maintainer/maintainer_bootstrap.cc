@@ -90,8 +90,7 @@ void Maintainer::RebuildFrom(const NodeId& node, const BootstrapResponse& resp) 
   Clock::TimePoint now = Now();
   for (const dispatchermanager::DispatcherStatus& s : resp.spans) {
     const dispatchermanager::DispatcherConfig& c = s.config;
-    if (c.id == options_.table_trigger_id ||
-        c.table_id == dispatchermanager::kTableTriggerTableId ||
+    if (c.id == options_.table_trigger_id || c.table_id == TableId(event::kTableTriggerTableId) ||
         c.mode != dispatchermanager::DispatcherMode::kDefault) {
       continue;  // The trigger and redo dispatchers are not spans here.
     }

@@ -14,7 +14,7 @@ namespace sluice::server {
 
 namespace {
 
-constexpr int64_t kTrigger = eventservice::kTableTriggerTableId;
+constexpr int64_t kTrigger = event::kTableTriggerTableId;
 
 filter::DmlType DmlTypeOf(event::RowKind kind) {
   switch (kind) {

@@ -11,7 +11,7 @@ using dispatcher::BarrierAction;
 using dispatcher::BlockStage;
 using dispatcher::BlockStatus;
 
-constexpr int64_t kTrigger = eventservice::kTableTriggerTableId;
+constexpr int64_t kTrigger = event::kTableTriggerTableId;
 
 DataPathDriver::DataPathDriver(DataPathOptions options)
     : options_(std::move(options)), executor_(2, "dp-blockexec") {}

@@ -39,7 +39,7 @@ bool Truthy(const std::optional<std::string>& s) { return s.has_value() && *s !=
 std::vector<int64_t> DdlTsTableIds(const event::DdlEvent& ddl) {
   std::vector<int64_t> ids = ddl.blocked.table_ids;
   if (ddl.blocked.influence != event::InfluenceType::kNormal || ids.empty()) {
-    ids.push_back(kTableTriggerTableId);
+    ids.push_back(event::kTableTriggerTableId);
   }
   for (const event::TableRef& t : ddl.tables_to_add) ids.push_back(t.table_id);
   std::sort(ids.begin(), ids.end());

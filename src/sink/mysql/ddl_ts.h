@@ -26,8 +26,6 @@ inline constexpr std::string_view kDdlTsSchema = "tidb_cdc";
 inline constexpr std::string_view kDdlTsTable = "ddl_ts_v1";
 // table_id of the row that records syncpoints (TiCDC syncPointMetaTableID).
 inline constexpr int64_t kSyncpointMetaTableId = -1;
-// table_id standing for the table-trigger (DDL span) dispatcher.
-inline constexpr int64_t kTableTriggerTableId = 0;
 
 // The table ids a DDL records progress for: the tables it blocks (the
 // table-trigger row for database- or cluster-wide DDLs) and the tables it
