@@ -1,6 +1,7 @@
 #include "server/maintainer_host.h"
 
 #include <algorithm>
+#include <functional>
 
 #include "common/logging.h"
 #include "common/tso.h"
@@ -143,25 +144,16 @@ Status MaintainerHost::RemoveMaintainer(const NodeId& node,
 Status MaintainerHost::Handle(const messaging::TargetMessage& msg) {
   switch (msg.type) {
     case messaging::MessageType::kMaintainerBootstrapResponse:
-      return Route<pb::MaintainerBootstrapResponse>(
-          msg, [](maintainer::Maintainer* m, const NodeId& n, const auto& r) {
-            m->OnBootstrapResponse(n, r);
-          });
+      return Route<pb::MaintainerBootstrapResponse>(msg,
+                                                    &maintainer::Maintainer::OnBootstrapResponse);
     case messaging::MessageType::kMaintainerPostBootstrapResponse:
       return Route<pb::MaintainerPostBootstrapResponse>(
-          msg, [](maintainer::Maintainer* m, const NodeId& n, const auto& r) {
-            m->OnPostBootstrapResponse(n, r);
-          });
+          msg, &maintainer::Maintainer::OnPostBootstrapResponse);
     case messaging::MessageType::kScheduleDispatcherResponse:
-      return Route<pb::ScheduleDispatcherResponse>(
-          msg, [](maintainer::Maintainer* m, const NodeId& n, const auto& r) {
-            m->OnScheduleResponse(n, r);
-          });
+      return Route<pb::ScheduleDispatcherResponse>(msg,
+                                                   &maintainer::Maintainer::OnScheduleResponse);
     case messaging::MessageType::kMaintainerCloseResponse:
-      return Route<pb::MaintainerCloseResponse>(
-          msg, [](maintainer::Maintainer* m, const NodeId& n, const auto& r) {
-            m->OnCloseResponse(n, r);
-          });
+      return Route<pb::MaintainerCloseResponse>(msg, &maintainer::Maintainer::OnCloseResponse);
     case messaging::MessageType::kHeartBeatRequest: {
       const auto* payload = msg.As<pb::HeartBeatRequest>();
       if (payload == nullptr) return InvalidArgument("heartbeat payload missing");
@@ -200,7 +192,7 @@ Status MaintainerHost::Route(const messaging::TargetMessage& msg, Apply apply) {
   RETURN_IF_ERROR(response.status());
   Post([this, from = msg.from, r = std::move(response).value(), apply] {
     Hosted* h = Find(r.changefeed_id, r.epoch);
-    if (h != nullptr && h->maintainer != nullptr) apply(h->maintainer.get(), from, r);
+    if (h != nullptr && h->maintainer != nullptr) std::invoke(apply, h->maintainer.get(), from, r);
   });
   return Status::Ok();
 }

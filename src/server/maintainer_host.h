@@ -101,6 +101,8 @@ class MaintainerHost final : public coordinator::MaintainerManagerClient {
   // from the dispatcher managers, applied on the host thread to the
   // generation they are for.
   Status Handle(const messaging::TargetMessage& msg);
+  // Decodes `msg` as Pb and applies `apply` (a Maintainer member taking
+  // the sender and the decoded message) on the host thread.
   template <typename Pb, typename Apply>
   Status Route(const messaging::TargetMessage& msg, Apply apply);
   void Report(const std::string& changefeed, Hosted* h);
