@@ -21,6 +21,15 @@ struct ChangefeedId {
   std::string name;
 
   std::string ToString() const { return ns + "/" + name; }
+  // The inverse of ToString(): "ns/name" with both parts non-empty (the name
+  // is everything after the first '/'); kInvalidArgument otherwise.
+  static Result<ChangefeedId> Parse(std::string_view id) {
+    const size_t slash = id.find('/');
+    if (slash == std::string_view::npos || slash == 0 || slash + 1 == id.size()) {
+      return InvalidArgument("changefeed id is not namespace/name: " + std::string(id));
+    }
+    return ChangefeedId{std::string(id.substr(0, slash)), std::string(id.substr(slash + 1))};
+  }
   friend auto operator<=>(const ChangefeedId&, const ChangefeedId&) = default;
 };
 

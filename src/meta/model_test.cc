@@ -24,6 +24,18 @@ ChangefeedInfo SampleInfo() {
   return info;
 }
 
+TEST(ModelTest, ChangefeedIdParsesWhatToStringWrites) {
+  ChangefeedId id{"ks1", "feed/a"};
+  Result<ChangefeedId> parsed = ChangefeedId::Parse(id.ToString());
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  EXPECT_EQ(*parsed, id);
+  for (const char* bad : {"feed", "/feed", "ks1/", ""}) {
+    Result<ChangefeedId> r = ChangefeedId::Parse(bad);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_EQ(r.status().code(), Code::kInvalidArgument) << bad;
+  }
+}
+
 TEST(ModelTest, ChangefeedInfoRoundTrips) {
   const ChangefeedInfo info = SampleInfo();
   Result<ChangefeedInfo> back = DecodeChangefeedInfo(EncodeChangefeedInfo(info));

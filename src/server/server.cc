@@ -24,15 +24,6 @@ NodeId NewNodeId() {
                             a & 0xffff, b >> 48, b & 0xffffffffffffULL));
 }
 
-Result<meta::ChangefeedId> ParseChangefeedId(const std::string& id) {
-  const size_t slash = id.find('/');
-  if (slash == std::string::npos) return InvalidArgument("changefeed id without namespace: " + id);
-  meta::ChangefeedId out;
-  out.ns = id.substr(0, slash);
-  out.name = id.substr(slash + 1);
-  return out;
-}
-
 // "host:port" -> (host, port); kInvalidArgument naming the address.
 Result<std::pair<std::string, int>> SplitHostPort(const std::string& addr) {
   const size_t colon = addr.rfind(':');
@@ -105,7 +96,7 @@ Status Server::InitMeta() {
 }
 
 Result<meta::ChangefeedInfo> Server::LookupChangefeed(const std::string& id) {
-  ASSIGN_OR_RETURN(meta::ChangefeedId parsed, ParseChangefeedId(id));
+  ASSIGN_OR_RETURN(meta::ChangefeedId parsed, meta::ChangefeedId::Parse(id));
   ASSIGN_OR_RETURN(meta::Versioned<meta::ChangefeedInfo> info, meta_->GetChangefeedInfo(parsed));
   return std::move(info.value);
 }

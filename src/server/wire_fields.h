@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 
+#include "meta/model.h"
 #include "server/wire.h"
 
 namespace sluice::server::wire_fields {
@@ -74,10 +75,10 @@ inline Status OptionalId(bool has, const pb::DispatcherID& in, std::string_view 
 }
 
 inline void ChangefeedToProto(const std::string& id, pb::ChangefeedID* out) {
-  size_t slash = id.find('/');
-  if (slash != std::string::npos && slash > 0 && slash + 1 < id.size()) {
-    out->set_keyspace(id.substr(0, slash));
-    out->set_name(id.substr(slash + 1));
+  Result<meta::ChangefeedId> parsed = meta::ChangefeedId::Parse(id);
+  if (parsed.ok()) {
+    out->set_keyspace(parsed->ns);
+    out->set_name(parsed->name);
   } else {
     out->set_name(id);
   }
