@@ -2,8 +2,11 @@
 // upstream produces from pre-generated transactions, measured end to end to a
 // gRPC EventFeedV2 client on loopback, next to the bare MVCC apply rate of the
 // same transactions (no subscriber) as the baseline, in one run.
-//   build/bench/simkv_bench [--txns N] [--rows-per-txn R] [--only apply|cdc]
-// (--only runs one half, e.g. to profile it.)
+//   build/bench/simkv_bench [--txns N] [--rows-per-txn R] [--only apply|cdc] [--pin 1]
+// (--only runs one half, e.g. to profile it. --pin 1 runs every simkv thread
+// on CPU 0 and the client's reader on CPU 1, so the rate is simkv's on one
+// core: threads inherit the main thread's CPU set, and the reader moves
+// itself.)
 // Prints:
 //   BENCH simkv_mvcc_apply rows_per_s=...
 //   # cpu seconds by thread: <thread name>=<seconds> ... (the CDC run's timed phase)
@@ -40,7 +43,16 @@ struct Args {
   int rows_per_txn = 8;
   bool run_apply = true;
   bool run_cdc = true;
+  bool pin = false;
 };
+
+// Restricts the calling thread (and the threads it creates later) to `cpu`.
+bool PinToCpu(int cpu) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  return pthread_setaffinity_np(pthread_self(), sizeof(set), &set) == 0;
+}
 
 WorkloadOptions BenchWorkload(const Args& args) {
   WorkloadOptions w;
@@ -62,7 +74,7 @@ Result<std::vector<PreparedTxn>> Prepare(SimCluster& cluster, Workload& workload
 class EventCounter {
  public:
   EventCounter(const std::string& address, uint64_t cluster_id, const RegionInfo& region,
-               Ts checkpoint)
+               Ts checkpoint, bool pin)
       : stub_(cdcpb::ChangeData::NewStub(
             grpc::CreateChannel(address, grpc::InsecureChannelCredentials()))) {
     ctx_.AddMetadata("features", "stream-multiplexing");
@@ -79,8 +91,9 @@ class EventCounter {
     req.set_request_id(1);
     req.set_extra_op(kvrpcpb::ReadOldValue);
     stream_->Write(req);
-    reader_ = std::thread([this] {
+    reader_ = std::thread([this, pin] {
       pthread_setname_np(pthread_self(), "bench-client");
+      if (pin && !PinToCpu(1)) std::fprintf(stderr, "could not pin the client to CPU 1\n");
       ReadLoop();
     });
   }
@@ -233,7 +246,7 @@ Status Run(const Args& args) {
   cluster->regions().ForEach([&](const RegionInfo& r) { region = r; });
   ASSIGN_OR_RETURN(Ts checkpoint, cluster->tso().Allocate());
   EventCounter counter(cluster->store_address(region.leader), cluster->cluster_id(), region,
-                       checkpoint);
+                       checkpoint, args.pin);
   if (!counter.WaitInitialized()) return Timeout("subscription never initialized");
   uint64_t want = 2 * rows;  // a PREWRITE and a COMMIT row per written row
   std::map<std::string, double> cpu_before = ThreadCpu();
@@ -245,9 +258,10 @@ Status Run(const Args& args) {
   PrintCpu(cpu_before, ThreadCpu());
   std::printf(
       "BENCH simkv_cdc_events events_per_s=%.6g rows_per_s=%.6g apply_s=%.3f total_s=%.3f "
-      "ratio_to_apply=%.3f rows_per_message=%.1f\n",
+      "ratio_to_apply=%.3f rows_per_message=%.1f pinned=%d\n",
       want / total_s, rows / total_s, apply_s, total_s, base_s / total_s,
-      static_cast<double>(want) / static_cast<double>(std::max<uint64_t>(1, counter.messages())));
+      static_cast<double>(want) / static_cast<double>(std::max<uint64_t>(1, counter.messages())),
+      args.pin ? 1 : 0);
   cluster->Stop();
   return Status::Ok();
 }
@@ -267,10 +281,16 @@ int main(int argc, char** argv) {
       std::string only = argv[i + 1];
       args.run_apply = only == "apply";
       args.run_cdc = only == "cdc";
+    } else if (flag == "--pin") {
+      args.pin = std::string(argv[i + 1]) == "1";
     } else {
       std::fprintf(stderr, "unknown flag %s\n", flag.c_str());
       return 2;
     }
+  }
+  if (args.pin && !sluice::simkv::PinToCpu(0)) {
+    std::fprintf(stderr, "simkv_bench: could not pin to CPU 0\n");
+    return 1;
   }
   sluice::Status st = sluice::simkv::Run(args);
   if (!st.ok()) {

@@ -57,7 +57,7 @@ struct CdcServiceOptions {
   bool check_conf_ver = false;  // See CdcHubOptions.
 };
 
-class CdcService final : public cdcpb::ChangeData::Service {
+class CdcService final : public ChangeDataService {
  public:
   using Stream = CdcServerStream;
 

@@ -1,6 +1,9 @@
 #include "simkv/cdc_stream_sink.h"
 
+#include <cassert>
 #include <utility>
+
+#include "simkv/cdc_wire_encoder.h"
 
 namespace sluice::simkv {
 
@@ -12,10 +15,6 @@ constexpr size_t kMaxSpareBytes = 64 << 10;
 
 }  // namespace
 
-StreamSink::~StreamSink() {
-  for (cdcpb::Event::Entries* entries : entries_pool_) delete entries;
-}
-
 StreamSink::PushResult StreamSink::Admit(size_t bytes, bool force) const {
   if (closed_) return PushResult::kClosed;
   if (!force && bytes_ + bytes > options_.max_bytes) return PushResult::kFull;
@@ -25,7 +24,8 @@ StreamSink::PushResult StreamSink::Admit(size_t bytes, bool force) const {
 void StreamSink::Enqueue(Item item) {
   bytes_ += item.bytes;
   items_.push_back(std::move(item));
-  not_empty_.Signal();
+  // The one writer waits only for an empty queue.
+  if (items_.size() == 1) not_empty_.Signal();
 }
 
 StreamSink::PushResult StreamSink::PushEvent(cdcpb::Event event, bool force) {
@@ -143,21 +143,11 @@ void StreamSink::TakeMessageItems() {
   }
 }
 
-void StreamSink::BuildEvent(RowBatch& batch, cdcpb::Event* event) {
-  event->set_region_id(batch.region_id);
-  event->set_request_id(batch.request_id);
-  event->set_index(batch.index);
-  cdcpb::Event::Entries* entries;
-  if (entries_pool_.empty()) {
-    entries = event->mutable_entries();
-  } else {
-    entries = entries_pool_.back();
-    entries_pool_.pop_back();
-    event->set_allocated_entries(entries);
-  }
+void StreamSink::EncodeRows(const RowBatch& batch, std::string* bytes) {
+  views_.clear();
   const char* data = batch.bytes.data();
   for (const PackedRow& packed : batch.rows) {
-    RowView view;
+    RowView& view = views_.emplace_back();
     view.type = packed.type;
     view.op_type = packed.op_type;
     view.start_ts = packed.start_ts;
@@ -168,39 +158,28 @@ void StreamSink::BuildEvent(RowBatch& batch, cdcpb::Event* event) {
     data += packed.value_size;
     view.old_value = std::string_view(data, packed.old_value_size);
     data += packed.old_value_size;
-    FillRow(view, entries->add_entries());
   }
+  wire::AppendRowsEvent(batch.region_id, batch.index, batch.request_id, views_, bytes);
 }
 
-void StreamSink::BuildMessage(cdcpb::ChangeDataEvent* message) {
-  for (Item& item : taken_) {
+void StreamSink::EncodeMessage(std::string* bytes) {
+  for (const Item& item : taken_) {
     switch (item.kind) {
       case Item::Kind::kResolved:
-        *message->mutable_resolved_ts() = std::move(item.resolved);
+        wire::AppendResolvedTs(item.resolved, bytes);
         break;
       case Item::Kind::kEvent:
-        *message->add_events() = std::move(*item.event);
+        wire::AppendEvent(*item.event, bytes);
         break;
       case Item::Kind::kRows:
-        BuildEvent(item.batch, message->add_events());
+        EncodeRows(item.batch, bytes);
         break;
     }
   }
 }
 
-void StreamSink::Recycle(cdcpb::ChangeDataEvent* message) {
-  for (cdcpb::Event& event : *message->mutable_events()) {
-    if (!event.has_entries()) continue;
-    cdcpb::Event::Entries* entries = event.release_entries();
-    entries->Clear();  // Keeps its rows (and their buffers) for reuse.
-    entries_pool_.push_back(entries);
-  }
-  message->Clear();
-}
-
-bool StreamSink::NextMessage(const CancelToken& token, cdcpb::ChangeDataEvent* message,
-                             bool* more) {
-  Recycle(message);
+bool StreamSink::NextMessage(const CancelToken& token, std::string* bytes, bool* more) {
+  bytes->clear();
   CancelCallback on_cancel(token, [this] {
     MutexLock lock(&mu_);
     not_empty_.SignalAll();
@@ -213,7 +192,7 @@ bool StreamSink::NextMessage(const CancelToken& token, cdcpb::ChangeDataEvent* m
     if (more != nullptr) *more = !items_.empty();
     has_space_.SignalAll();
   }
-  BuildMessage(message);
+  EncodeMessage(bytes);
   MutexLock lock(&mu_);
   for (Item& item : taken_) {
     if (item.kind != Item::Kind::kRows || spare_.size() >= kMaxSpareBatches ||
@@ -229,8 +208,12 @@ bool StreamSink::NextMessage(const CancelToken& token, cdcpb::ChangeDataEvent* m
 }
 
 std::optional<cdcpb::ChangeDataEvent> StreamSink::NextMessage(const CancelToken& token) {
+  std::string bytes;
+  if (!NextMessage(token, &bytes)) return std::nullopt;
   cdcpb::ChangeDataEvent message;
-  if (!NextMessage(token, &message)) return std::nullopt;
+  // Our own encoding: a failure is a bug here, not bad input.
+  [[maybe_unused]] bool parsed = message.ParseFromString(bytes);
+  assert(parsed);
   return message;
 }
 

@@ -13,9 +13,9 @@
 // Messages follow TiKV's batching: up to 64 events in one message, never
 // mixed with a resolved-ts batch, which always travels alone.
 //
-// Live rows are queued as packed bytes (no Row message per row) and turned
-// into cdcpb messages by the writer, outside the producers' locks; the
-// writer reuses its message, rows and buffers from one message to the next.
+// Live rows are queued as packed bytes (no Row message per row) and encoded
+// by the writer, outside the producers' locks, straight into the wire bytes
+// of a ChangeDataEvent (cdc_wire_encoder.h).
 //
 // Thread-safe: any number of producers, one writer (NextMessage).
 #pragma once
@@ -46,7 +46,6 @@ class StreamSink {
   enum class PushResult : uint8_t { kOk, kFull, kClosed };
 
   explicit StreamSink(StreamSinkOptions options = {}) : options_(options) {}
-  ~StreamSink();
   StreamSink(const StreamSink&) = delete;
   StreamSink& operator=(const StreamSink&) = delete;
 
@@ -71,13 +70,13 @@ class StreamSink {
   // or `token` was cancelled first.
   bool WaitForSpace(const CancelToken& token) EXCLUDES(mu_);
 
-  // Writer side: blocks until a message can be built and builds it into
-  // `*message` (cleared first; pass the same message every time so that its
-  // parts are reused). False once the sink is closed and drained, or when
-  // `token` is cancelled. `*more` (optional) tells whether more is queued.
-  bool NextMessage(const CancelToken& token, cdcpb::ChangeDataEvent* message, bool* more = nullptr)
+  // Writer side: blocks until a message can be built and writes it to
+  // `*bytes` (cleared first) as a serialized ChangeDataEvent. False once the
+  // sink is closed and drained, or when `token` is cancelled. `*more`
+  // (optional) tells whether more is queued.
+  bool NextMessage(const CancelToken& token, std::string* bytes, bool* more = nullptr)
       EXCLUDES(mu_);
-  // As above, into a new message.
+  // As above, parsed into a message.
   std::optional<cdcpb::ChangeDataEvent> NextMessage(const CancelToken& token) EXCLUDES(mu_);
 
   // Refuses further pushes (kClosed); NextMessage() drains what is queued.
@@ -122,11 +121,9 @@ class StreamSink {
   // Moves the items of the next message to taken_.
   void TakeMessageItems() REQUIRES(mu_);
   static void AppendRow(const RowView& row, RowBatch* batch);
-  // Writer only: builds *message from taken_, reusing pooled Entries.
-  void BuildMessage(cdcpb::ChangeDataEvent* message);
-  void BuildEvent(RowBatch& batch, cdcpb::Event* event);
-  // Writer only: keeps the Entries of a sent message for reuse, then clears it.
-  void Recycle(cdcpb::ChangeDataEvent* message);
+  // Writer only: encodes taken_ into *bytes.
+  void EncodeMessage(std::string* bytes);
+  void EncodeRows(const RowBatch& batch, std::string* bytes);
 
   const StreamSinkOptions options_;
   mutable Mutex mu_;
@@ -139,7 +136,7 @@ class StreamSink {
   std::vector<RowBatch> spare_ GUARDED_BY(mu_);
   // Writer-only state (one writer at a time).
   std::vector<Item> taken_;
-  std::vector<cdcpb::Event::Entries*> entries_pool_;
+  std::vector<RowView> views_;  // One batch's rows, reused.
 };
 
 }  // namespace sluice::simkv

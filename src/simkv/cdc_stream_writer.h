@@ -12,15 +12,38 @@
 // something else makes the transport write, and a synchronous Write waits for
 // them. A stream whose first message found more queued would stall until the
 // client happened to send something (e.g. never, after closing its side).
+//
+// Messages leave as the sink's wire bytes: the ChangeData methods are served
+// with a raw response type (ChangeDataService below), so a message is never
+// built as a protobuf object on this side.
 #pragma once
 
-#include "cdcpb.grpc.pb.h"
+#include <grpcpp/grpcpp.h>
+#include <grpcpp/impl/codegen/proto_utils.h>
+#include <grpcpp/impl/service_type.h>
+#include <grpcpp/support/byte_buffer.h>
+#include <grpcpp/support/sync_stream.h>
+
+#include "cdcpb.pb.h"
 #include "common/cancel.h"
 #include "simkv/cdc_stream_sink.h"
 
 namespace sluice::simkv {
 
-using CdcServerStream = grpc::ServerReaderWriter<cdcpb::ChangeDataEvent, cdcpb::ChangeDataRequest>;
+// A ChangeData stream whose responses are serialized ChangeDataEvents.
+using CdcServerStream = grpc::ServerReaderWriter<grpc::ByteBuffer, cdcpb::ChangeDataRequest>;
+
+// cdcpb.ChangeData (EventFeed, EventFeedV2) as gRPC's generated service
+// registers it, except that responses are raw bytes. Clients see the same
+// service. A method not overridden answers UNIMPLEMENTED.
+class ChangeDataService : public grpc::Service {
+ public:
+  ChangeDataService();
+  ~ChangeDataService() override = default;
+
+  virtual grpc::Status EventFeed(grpc::ServerContext* context, CdcServerStream* stream);
+  virtual grpc::Status EventFeedV2(grpc::ServerContext* context, CdcServerStream* stream);
+};
 
 // Borrows everything. Only one thread may write to `stream`; another may read
 // it meanwhile. On a failed write (the client is gone) the sink is closed and

@@ -17,7 +17,7 @@ namespace {
 
 // EventFeed served from one sink that was filled before the call: the
 // writer's first message finds more queued behind it.
-class PrefilledFeed final : public cdcpb::ChangeData::Service {
+class PrefilledFeed final : public ChangeDataService {
  public:
   PrefilledFeed(StreamSinkOptions options, int events)
       : sink_(std::make_shared<StreamSink>(options)) {

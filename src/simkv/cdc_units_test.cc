@@ -120,10 +120,12 @@ TEST(StreamSinkTest, ReusedMessageCarriesOnlyTheNextEvents) {
   ASSERT_EQ(sink.PushRow(1, 7, 10, TestRow("b", 1), false), StreamSink::PushResult::kOk);
   ASSERT_EQ(sink.PushRows(1, 7, 11, rows, false), StreamSink::PushResult::kOk);
   ASSERT_EQ(sink.PushRow(1, 7, 12, TestRow("c", 2), false), StreamSink::PushResult::kOk);
+  std::string bytes;
   cdcpb::ChangeDataEvent message;
   bool more = false;
-  ASSERT_TRUE(sink.NextMessage(CancelToken(), &message, &more));
+  ASSERT_TRUE(sink.NextMessage(CancelToken(), &bytes, &more));
   EXPECT_TRUE(more);
+  ASSERT_TRUE(message.ParseFromString(bytes));
   ASSERT_EQ(message.events_size(), 2);
   EXPECT_EQ(message.events(0).entries().entries(0).key(), "b");
   const cdcpb::Event::Entries& first = message.events(1).entries();
@@ -133,9 +135,10 @@ TEST(StreamSinkTest, ReusedMessageCarriesOnlyTheNextEvents) {
   EXPECT_EQ(first.entries(1).key(), "k2");
   EXPECT_EQ(first.entries(1).commit_ts(), 9u);
   EXPECT_EQ(first.entries(1).value(), "");
-  // The next message reuses the parts of this one: nothing of it may remain.
-  ASSERT_TRUE(sink.NextMessage(CancelToken(), &message, &more));
+  // The next message reuses the buffer of this one: nothing of it may remain.
+  ASSERT_TRUE(sink.NextMessage(CancelToken(), &bytes, &more));
   EXPECT_FALSE(more);
+  ASSERT_TRUE(message.ParseFromString(bytes));
   ASSERT_EQ(message.events_size(), 1);
   EXPECT_EQ(message.events(0).index(), 12u);
   ASSERT_EQ(message.events(0).entries().entries_size(), 1);

@@ -516,7 +516,7 @@ GcStats MvccStore::Gc(Ts safe_point) {
   };
   SortNewKeys();
   std::erase_if(ordered_, gone);
-  stats.removed_keys = std::erase_if(keys_, [&](const Node& node) { return gone(&node); });
+  stats.removed_keys = absl::erase_if(keys_, [&](const Node& node) { return gone(&node); });
   return stats;
 }
 

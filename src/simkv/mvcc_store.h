@@ -19,9 +19,10 @@
 #include <span>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
+#include "absl/container/node_hash_map.h"
+#include "absl/hash/hash.h"
 #include "common/status.h"
 #include "common/strong_id.h"
 #include "common/thread_annotations.h"
@@ -180,13 +181,13 @@ class MvccStore {
     std::unique_ptr<StoredLock> lock;  // Boxed: most keys are unlocked most of the time.
     Versions writes;
   };
+  // Point lookups go through the hash map (looked up by string_view); its
+  // nodes never move, so the ordered indexes below hold pointers to them.
   struct KeyHash {
     using is_transparent = void;
-    size_t operator()(std::string_view key) const { return std::hash<std::string_view>{}(key); }
+    size_t operator()(std::string_view key) const { return absl::Hash<std::string_view>{}(key); }
   };
-  // Point lookups go through the hash map; its nodes never move, so the
-  // ordered indexes below hold pointers to them.
-  using KeyMap = std::unordered_map<std::string, KeyEntry, KeyHash, std::equal_to<>>;
+  using KeyMap = absl::node_hash_map<std::string, KeyEntry, KeyHash, std::equal_to<>>;
   using Node = KeyMap::value_type;
   // Outcome of checking one mutation or key before applying a batch.
   enum class Check : uint8_t { kApply, kSkip };
