@@ -23,9 +23,9 @@
 #include <cstdint>
 #include <memory>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "cdcpb.pb.h"
 #include "common/kv_entry.h"
 #include "common/status.h"
@@ -80,7 +80,8 @@ class RegionMatcher {
     std::string old_value;
     uint64_t generation = 0;
   };
-  using PrewriteMap = std::unordered_map<PrewriteKey, Prewrite, PrewriteKeyHash>;
+  // Open addressing: a prewrite costs no node allocation of its own.
+  using PrewriteMap = absl::flat_hash_map<PrewriteKey, Prewrite, PrewriteKeyHash>;
   // Commits and rollbacks that arrived before INITIALIZED.
   struct BeforeInit {
     std::vector<cdcpb::Event_Row> commits;

@@ -185,7 +185,9 @@ class MvccStore {
   // nodes never move, so the ordered indexes below hold pointers to them.
   struct KeyHash {
     using is_transparent = void;
-    size_t operator()(std::string_view key) const { return absl::Hash<std::string_view>{}(key); }
+    size_t operator()(std::string_view key) const {
+      return absl::Hash<absl::string_view>{}(absl::string_view(key.data(), key.size()));
+    }
   };
   using KeyMap = absl::node_hash_map<std::string, KeyEntry, KeyHash, std::equal_to<>>;
   using Node = KeyMap::value_type;
