@@ -4,6 +4,10 @@
 // transaction sharing a key with it is finished, or is queued on that same
 // worker (then the worker's FIFO order keeps them in order). Transactions
 // without common keys go to the least loaded worker and run in parallel.
+// The latest ticket per key lives in an open-addressing hash map (no
+// allocation per key); TiCDC's fixed array of slots was not taken, because a
+// sink holding thousands of queued rows would find false conflicts on most
+// transactions and lose its parallelism.
 //
 // Thread-safe: Add() from any thread (it never blocks); Pop() by worker `w`
 // only; Finish() by the worker that popped the ticket, in pop order. One
@@ -16,10 +20,9 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
-#include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "common/thread_annotations.h"
 
 namespace sluice::sink {
@@ -36,8 +39,11 @@ class ConflictDetector {
    private:
     friend class ConflictDetector;
     uint64_t id = 0;
-    std::vector<uint64_t> keys;
+    uint64_t dep_mark = 0;           // Id of the last ticket that counted this one as a dependency.
+    std::vector<uint64_t> keys;      // Unique.
     std::vector<Ticket*> dependers;  // Later tickets waiting on this one.
+    Ticket* prev_live = nullptr;     // The detector's list of live tickets.
+    Ticket* next_live = nullptr;
     size_t unfinished_deps = 0;
     size_t assigned_deps = 0;  // Of the unfinished deps, those queued somewhere.
     int common_worker = -1;    // Worker of the queued deps; kMixed when they differ.
@@ -47,7 +53,11 @@ class ConflictDetector {
   explicit ConflictDetector(size_t num_workers)
       : queues_(num_workers), cvs_(num_workers), queued_weight_(num_workers, 0) {}
   ~ConflictDetector() {
-    for (auto& [id, t] : live_) delete t;
+    while (live_ != nullptr) {
+      Ticket* next = live_->next_live;
+      delete live_;
+      live_ = next;
+    }
   }
   ConflictDetector(const ConflictDetector&) = delete;
   ConflictDetector& operator=(const ConflictDetector&) = delete;
@@ -64,11 +74,11 @@ class ConflictDetector {
       return;
     }
     t->id = next_id_++;
-    live_[t->id] = t;
-    std::unordered_set<Ticket*> deps;
+    LinkLive(t);
     for (uint64_t k : t->keys) {
       Ticket*& slot = slots_[k];
-      if (slot != nullptr && deps.insert(slot).second) {
+      if (slot != nullptr && slot->dep_mark != t->id) {
+        slot->dep_mark = t->id;
         slot->dependers.push_back(t);
         ++t->unfinished_deps;
         if (slot->worker >= 0) NoteAssigned(t, slot->worker);
@@ -114,10 +124,10 @@ class ConflictDetector {
       --d->assigned_deps;
       work.push_back(d);
     }
-    live_.erase(t->id);
+    UnlinkLive(t);
     delete t;
     ResolveLocked(&work);
-    if (live_.empty()) idle_.SignalAll();
+    if (live_ == nullptr) idle_.SignalAll();
   }
 
   // Wakes every Pop(); queued tickets are still handed out, waiting ones are
@@ -132,13 +142,13 @@ class ConflictDetector {
   // Transactions added and not finished (queued, waiting or being written).
   size_t pending() const EXCLUDES(mu_) {
     MutexLock lock(&mu_);
-    return live_.size();
+    return live_count_;
   }
 
   // Blocks until nothing is pending or the detector is closed.
   void WaitIdle() EXCLUDES(mu_) {
     MutexLock lock(&mu_);
-    while (!live_.empty() && !closed_) idle_.Wait(&mu_);
+    while (live_ != nullptr && !closed_) idle_.Wait(&mu_);
   }
 
   // Tickets queued on worker `w` and not popped yet.
@@ -151,6 +161,20 @@ class ConflictDetector {
 
  private:
   static constexpr int kMixed = -2;
+
+  void LinkLive(Ticket* t) REQUIRES(mu_) {
+    t->next_live = live_;
+    if (live_ != nullptr) live_->prev_live = t;
+    live_ = t;
+    ++live_count_;
+  }
+
+  void UnlinkLive(Ticket* t) REQUIRES(mu_) {
+    if (t->prev_live != nullptr) t->prev_live->next_live = t->next_live;
+    if (t->next_live != nullptr) t->next_live->prev_live = t->prev_live;
+    if (live_ == t) live_ = t->next_live;
+    --live_count_;
+  }
 
   static void NoteAssigned(Ticket* t, int worker) {
     ++t->assigned_deps;
@@ -200,8 +224,9 @@ class ConflictDetector {
   std::vector<CondVar> cvs_;
   CondVar idle_;
   std::vector<size_t> queued_weight_ GUARDED_BY(mu_);
-  std::unordered_map<uint64_t, Ticket*> slots_ GUARDED_BY(mu_);  // Key -> latest ticket.
-  std::unordered_map<uint64_t, Ticket*> live_ GUARDED_BY(mu_);   // Owned.
+  absl::flat_hash_map<uint64_t, Ticket*> slots_ GUARDED_BY(mu_);  // Key -> latest ticket.
+  Ticket* live_ GUARDED_BY(mu_) = nullptr;  // Owned: every ticket not finished.
+  size_t live_count_ GUARDED_BY(mu_) = 0;
   uint64_t next_id_ GUARDED_BY(mu_) = 1;
   size_t next_rr_ GUARDED_BY(mu_) = 0;
   bool closed_ GUARDED_BY(mu_) = false;

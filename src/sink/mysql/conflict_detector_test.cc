@@ -56,6 +56,32 @@ TEST(ConflictDetectorTest, SameKeyWaitsOrFollowsOnTheSameWorker) {
   EXPECT_EQ(d.pending(), 0u);
 }
 
+TEST(ConflictDetectorTest, ADependencyThroughSeveralKeysCountsOnce) {
+  Detector d(2);
+  d.Add({1}, 1, 1);
+  d.Add({1}, 2, 1);     // Follows ticket 1 on worker 0.
+  d.Add({6, 7}, 3, 1);  // Free to run on the other worker.
+  EXPECT_EQ(d.queued(0), 2u);
+  EXPECT_EQ(d.queued(1), 1u);
+  auto first = PopOne(&d, 0, /*max_weight=*/2);
+  ASSERT_EQ(first.size(), 2u);
+  EXPECT_EQ(first[0]->item, 1);
+  EXPECT_EQ(first[1]->item, 2);
+  auto other = PopOne(&d, 1);
+  EXPECT_EQ(other[0]->item, 3);
+  // Needs tickets 2 (worker 0) and 3 (worker 1, reached through two keys
+  // but counted once): it waits for both to finish.
+  d.Add({1, 6, 7, 1}, 4, 1);
+  d.Finish(first[0]);
+  d.Finish(first[1]);
+  EXPECT_EQ(d.queued(0) + d.queued(1), 0u);
+  d.Finish(other[0]);
+  EXPECT_EQ(d.queued(0) + d.queued(1), 1u);
+  d.Add({2}, 5, 1);
+  EXPECT_EQ(d.pending(), 2u);
+  // Destroyed with tickets still live: the detector frees them.
+}
+
 TEST(ConflictDetectorTest, TicketDependingOnTwoWorkersWaitsForBoth) {
   Detector d(2);
   d.Add({1}, 1, 1);

@@ -5,6 +5,7 @@
 #include <string>
 #include <string_view>
 
+#include "absl/hash/hash.h"
 #include "codec/mysql_type.h"
 #include "event/value_format.h"
 
@@ -12,12 +13,10 @@ namespace sluice::sink {
 
 namespace {
 
-uint64_t Fnv1a(std::string_view bytes, uint64_t h = 1469598103934665603ull) {
-  for (unsigned char c : bytes) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  return h;
+// In-process only (conflict keys and row grouping), so a per-process seeded
+// hash is fine.
+uint64_t HashBytes(std::string_view bytes) {
+  return absl::Hash<absl::string_view>{}(absl::string_view(bytes.data(), bytes.size()));
 }
 
 void AppendU64(uint64_t v, std::string* out) {
@@ -118,7 +117,7 @@ void AppendRowHashes(const event::TableSchema& schema, const std::vector<UniqueK
                      std::vector<uint64_t>* out) {
   const auto& cols = schema.columns();
   if (row.size() != cols.size()) return;
-  std::string buf;
+  thread_local std::string buf;  // Reused: a row's key bytes rarely fit inline.
   bool any = false;
   for (const UniqueKey& key : keys) {
     buf.clear();
@@ -133,7 +132,7 @@ void AppendRowHashes(const event::TableSchema& schema, const std::vector<UniqueK
       AppendDatumKey(row[off], cols[off], &buf);
     }
     if (has_null) continue;
-    out->push_back(Fnv1a(buf));
+    out->push_back(HashBytes(buf));
     any = true;
   }
   if (any || !whole_row_fallback) return;
@@ -143,7 +142,7 @@ void AppendRowHashes(const event::TableSchema& schema, const std::vector<UniqueK
   for (size_t i = 0; i < cols.size(); ++i) {
     if (!schema.IsGenerated(static_cast<int>(i))) AppendDatumKey(row[i], cols[i], &buf);
   }
-  out->push_back(Fnv1a(buf));
+  out->push_back(HashBytes(buf));
 }
 
 std::vector<uint64_t> ConflictKeys(const event::DmlEvent& event) {
@@ -164,7 +163,7 @@ std::vector<uint64_t> ConflictKeys(const event::DmlEvent& event) {
     std::string buf = "dispatcher";
     AppendU64(event.dispatcher_id.high, &buf);
     AppendU64(event.dispatcher_id.low, &buf);
-    out.push_back(Fnv1a(buf));
+    out.push_back(HashBytes(buf));
   }
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
