@@ -273,8 +273,10 @@ Result<RunResult> RunDatapath(BenchCluster& cluster, const sink::SinkUri& uri, c
       cluster.StartPath(&metered, cluster.start_ts());
   Status s = path.status();
   if (s.ok()) s = metered.WaitRows(rows, cluster.timeout());
-  RunResult r{SecondsSince(begin), CpuSince(cpu0).total_s, mysql->stats().batches_written,
+  CpuUse cpu = CpuSince(cpu0);
+  RunResult r{SecondsSince(begin), cpu.total_s, mysql->stats().batches_written,
               std::chrono::duration<double>(metered.first_flush() - begin).count()};
+  std::printf("# mysql_datapath cpu seconds by thread: %s\n", cpu.by_thread.c_str());
   if (path.ok()) (*path)->Stop();
   metered.Close();
   RETURN_IF_ERROR(s);

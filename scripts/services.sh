@@ -21,7 +21,10 @@ _services_port_busy() {
 
 # Starts a private mariadbd (root without password, loopback only) with its
 # data directory and socket under $1, and waits until it answers. Tries the
-# next port when another process takes the one it picked.
+# next port when another process takes the one it picked. The InnoDB buffer
+# pool and redo log are small for tests; SLUICE_MARIADB_BUFFER_POOL and
+# SLUICE_MARIADB_LOG_FILE (mariadbd sizes, e.g. 1G) override them, as the
+# benchmarks do so that their data fits in memory.
 services_start_mariadb() {
   local dir=$1
   local mariadbd=${SLUICE_MARIADBD:-/usr/sbin/mariadbd}
@@ -46,7 +49,8 @@ services_start_mariadb() {
     "$mariadbd" --no-defaults "${user_args[@]}" --datadir="$dir/data" \
       --bind-address=127.0.0.1 --port="$port" --socket="$_services_mariadb_sock" \
       --pid-file="$dir/mariadb.pid" --log-error="$dir/mariadb.err" \
-      --skip-name-resolve --innodb-buffer-pool-size=64M --innodb-log-file-size=48M \
+      --skip-name-resolve --innodb-buffer-pool-size="${SLUICE_MARIADB_BUFFER_POOL:-64M}" \
+      --innodb-log-file-size="${SLUICE_MARIADB_LOG_FILE:-48M}" \
       --max-connections=500 --max-allowed-packet=64M >"$dir/mariadb.out" 2>&1 &
     pid=$!
     for ((i = 0; i < 300; i++)); do
