@@ -70,7 +70,15 @@ bool RegionMatcher::AdvanceResolvedTs(Ts ts) {
 }
 
 void RegionMatcher::Shrink() {
-  if (prewrites_ != nullptr && prewrites_->empty()) prewrites_.reset();
+  if (prewrites_ == nullptr) return;
+  if (prewrites_->empty()) {
+    prewrites_.reset();
+  } else if (prewrites_->capacity() > kShrinkMinCapacity &&
+             prewrites_->size() < prewrites_->capacity() / 8) {
+    // An open-addressing map keeps its peak size: after a large transaction
+    // is matched, a few long-lived prewrites must not pin its slots.
+    prewrites_->rehash(0);
+  }
 }
 
 RegionMatcher::BeforeInit& RegionMatcher::BeforeInitCache() {

@@ -61,12 +61,17 @@ class RegionMatcher {
   // Commits received before INITIALIZED that are still waiting for it.
   size_t num_cached_commits() const { return before_init_ ? before_init_->commits.size() : 0; }
 
-  // Frees the prewrite map if it holds no prewrite. Call when the region is
-  // idle (for instance on resolved ts). An idle matcher owns no heap memory:
-  // an idle region costs only sizeof(RegionMatcher).
+  // Frees the prewrite map if it holds no prewrite, and shrinks it when it
+  // is mostly empty. Call when the region is idle (for instance on resolved
+  // ts). An idle matcher owns no heap memory: an idle region costs only
+  // sizeof(RegionMatcher).
   void Shrink();
+  // Slots of the prewrite map (0 when it is not allocated).
+  size_t prewrite_capacity() const { return prewrites_ ? prewrites_->capacity() : 0; }
 
  private:
+  // Shrink() leaves maps up to this many slots alone.
+  static constexpr size_t kShrinkMinCapacity = 256;
   struct PrewriteKey {
     uint64_t start_ts = 0;
     std::string key;

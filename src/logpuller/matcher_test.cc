@@ -322,6 +322,27 @@ TEST(RegionMatcherTest, ShrinkKeepsPendingPrewrites) {
   EXPECT_EQ(out[1].value, "w");
 }
 
+TEST(RegionMatcherTest, ShrinkReleasesTheSlotsOfALargeMatchedTransaction) {
+  RegionMatcher m(kRegion, kStartTs);
+  Init(m);
+  KvBatch out;
+  ASSERT_TRUE(Feed(m, Prewrite(105, "long-lived", "v"), &out).ok());
+  auto key = [](int i) { return std::string("k").append(std::to_string(i)); };
+  for (int i = 0; i < 5000; ++i) {
+    ASSERT_TRUE(Feed(m, Prewrite(110, key(i), "v"), &out).ok());
+  }
+  for (int i = 0; i < 5000; ++i) {
+    ASSERT_TRUE(Feed(m, Commit(110, 120, key(i)), &out).ok());
+  }
+  const size_t peak = m.prewrite_capacity();
+  ASSERT_GE(peak, 5000u);
+  m.Shrink();
+  EXPECT_EQ(m.num_pending_prewrites(), 1u);
+  EXPECT_LT(m.prewrite_capacity(), 64u) << "from " << peak;
+  ASSERT_TRUE(Feed(m, Commit(105, 121, "long-lived"), &out).ok());
+  EXPECT_EQ(out.size(), 5001u);
+}
+
 TEST(RegionMatcherTest, MovesStringsOutOfTheRow) {
   RegionMatcher m(kRegion, kStartTs);
   Init(m);

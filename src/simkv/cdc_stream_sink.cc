@@ -1,6 +1,7 @@
 #include "simkv/cdc_stream_sink.h"
 
-#include <cassert>
+#include <cstdio>
+#include <cstdlib>
 #include <utility>
 
 #include "simkv/cdc_wire_encoder.h"
@@ -211,9 +212,11 @@ std::optional<cdcpb::ChangeDataEvent> StreamSink::NextMessage(const CancelToken&
   std::string bytes;
   if (!NextMessage(token, &bytes)) return std::nullopt;
   cdcpb::ChangeDataEvent message;
-  // Our own encoding: a failure is a bug here, not bad input.
-  [[maybe_unused]] bool parsed = message.ParseFromString(bytes);
-  assert(parsed);
+  if (!message.ParseFromString(bytes)) {
+    // Our own encoding: a failure is a bug here, not bad input.
+    std::fprintf(stderr, "StreamSink: a message it encoded does not parse\n");
+    std::abort();
+  }
   return message;
 }
 

@@ -14,8 +14,9 @@
 // client happened to send something (e.g. never, after closing its side).
 //
 // Messages leave as the sink's wire bytes: the ChangeData methods are served
-// with a raw response type (ChangeDataService below), so a message is never
-// built as a protobuf object on this side.
+// with a raw response type (ChangeDataService below), so no ChangeDataEvent
+// and no live row is built as a protobuf object on this side (scan, error
+// and resolved-ts parts still are, and are serialized into those bytes).
 #pragma once
 
 #include <grpcpp/grpcpp.h>

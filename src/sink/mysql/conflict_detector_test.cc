@@ -56,7 +56,7 @@ TEST(ConflictDetectorTest, SameKeyWaitsOrFollowsOnTheSameWorker) {
   EXPECT_EQ(d.pending(), 0u);
 }
 
-TEST(ConflictDetectorTest, ADependencyThroughSeveralKeysCountsOnce) {
+TEST(ConflictDetectorTest, ADependerReachedThroughSeveralKeysIsQueuedOnce) {
   Detector d(2);
   d.Add({1}, 1, 1);
   d.Add({1}, 2, 1);     // Follows ticket 1 on worker 0.
@@ -69,8 +69,8 @@ TEST(ConflictDetectorTest, ADependencyThroughSeveralKeysCountsOnce) {
   EXPECT_EQ(first[1]->item, 2);
   auto other = PopOne(&d, 1);
   EXPECT_EQ(other[0]->item, 3);
-  // Needs tickets 2 (worker 0) and 3 (worker 1, reached through two keys
-  // but counted once): it waits for both to finish.
+  // Needs tickets 2 (worker 0) and 3 (worker 1, reached through two keys):
+  // it waits for both to finish, then is queued once.
   d.Add({1, 6, 7, 1}, 4, 1);
   d.Finish(first[0]);
   d.Finish(first[1]);

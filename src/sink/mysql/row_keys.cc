@@ -136,6 +136,13 @@ void AppendRowHashes(const event::TableSchema& schema, const std::vector<UniqueK
     any = true;
   }
   if (any || !whole_row_fallback) return;
+  // A keyless row hashes all its values, which may be large: do not keep a
+  // large buffer on the thread afterwards.
+  struct Trim {
+    ~Trim() {
+      if (buf.capacity() > (64 << 10)) std::string().swap(buf);
+    }
+  } trim;
   buf.clear();
   AppendU64(static_cast<uint64_t>(schema.table_id()), &buf);
   buf.append("row");
