@@ -37,7 +37,8 @@ class KvClientTest : public ::testing::Test {
 
     pd::PdClientOptions pd_options;
     pd_options.endpoints = {cluster_->pd_address()};
-    pd_options.rpc_timeout = std::chrono::milliseconds(2000);
+    // Generous: a sanitizer build running beside other tests is slow.
+    pd_options.rpc_timeout = std::chrono::milliseconds(5000);
     pd_options.backoff_base = std::chrono::milliseconds(20);
     pd_options.backoff_max = std::chrono::milliseconds(200);
     Result<std::unique_ptr<pd::PdClient>> pd = pd::PdClient::Connect(std::move(pd_options));
