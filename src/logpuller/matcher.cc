@@ -4,7 +4,7 @@
 #include <string_view>
 #include <utility>
 
-#include "absl/hash/hash.h"
+#include "common/hash.h"
 #include "common/logging.h"
 
 namespace sluice::logpuller {
@@ -20,7 +20,7 @@ std::string RowContext(const Row& row) {
 }  // namespace
 
 size_t RegionMatcher::PrewriteKeyHash::operator()(const PrewriteKey& k) const noexcept {
-  size_t h = absl::Hash<absl::string_view>()(absl::string_view(k.key.data(), k.key.size()));
+  size_t h = HashBytes(k.key);
   // Mixes the start ts in (splitmix64 finaliser) so that keys shared by many
   // transactions do not collide.
   uint64_t x = k.start_ts + 0x9E3779B97F4A7C15ULL;

@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "absl/container/node_hash_map.h"
-#include "absl/hash/hash.h"
+#include "common/hash.h"
 #include "common/status.h"
 #include "common/strong_id.h"
 #include "common/thread_annotations.h"
@@ -185,9 +185,7 @@ class MvccStore {
   // nodes never move, so the ordered indexes below hold pointers to them.
   struct KeyHash {
     using is_transparent = void;
-    size_t operator()(std::string_view key) const {
-      return absl::Hash<absl::string_view>{}(absl::string_view(key.data(), key.size()));
-    }
+    size_t operator()(std::string_view key) const { return HashBytes(key); }
   };
   using KeyMap = absl::node_hash_map<std::string, KeyEntry, KeyHash, std::equal_to<>>;
   using Node = KeyMap::value_type;

@@ -5,19 +5,13 @@
 #include <string>
 #include <string_view>
 
-#include "absl/hash/hash.h"
 #include "codec/mysql_type.h"
+#include "common/hash.h"
 #include "event/value_format.h"
 
 namespace sluice::sink {
 
 namespace {
-
-// In-process only (conflict keys and row grouping), so a per-process seeded
-// hash is fine.
-uint64_t HashBytes(std::string_view bytes) {
-  return absl::Hash<absl::string_view>{}(absl::string_view(bytes.data(), bytes.size()));
-}
 
 void AppendU64(uint64_t v, std::string* out) {
   char buf[8];
