@@ -4,6 +4,7 @@
 #pragma once
 
 #include <rocksdb/db.h>
+#include <rocksdb/write_batch.h>
 
 #include <atomic>
 #include <cstdint>
@@ -153,8 +154,25 @@ class DbWriter {
   void Stop();
 
  private:
+  // One worker's reused write buffers: the encoded entries of the pending
+  // RocksDB batch (`bytes`, with each entry's offsets in `puts`), written in
+  // key order by WriteSorted().
+  struct PendingPut {
+    size_t key_at;
+    size_t value_at;
+    size_t end;
+  };
+  struct SortedBatch {
+    std::string bytes;
+    std::vector<PendingPut> puts;
+    rocksdb::WriteBatch batch;
+  };
+  // Buffers above this are freed after a write rather than kept.
+  static constexpr size_t kMaxKeptBuffer = 8 << 20;
+
   void WorkerLoop();
-  void WriteTasks(std::vector<WriteTask>* tasks);
+  void WriteTasks(std::vector<WriteTask>* tasks, SortedBatch* sorted);
+  Status WriteSorted(SortedBatch* sorted);
 
   const std::shared_ptr<DbHandle> db_;
   const size_t max_batch_entries_;

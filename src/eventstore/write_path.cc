@@ -115,6 +115,35 @@ void SubscriptionConsumer::OnSubscriptionError(const Status& status) {
 
 // ---- DbWriter ----
 
+Status DbWriter::WriteSorted(SortedBatch* sorted) {
+  std::string& buffer = sorted->bytes;
+  std::vector<PendingPut>& pending = sorted->puts;
+  rocksdb::WriteBatch& batch = sorted->batch;
+  const char* base = buffer.data();
+  auto key_of = [base](const PendingPut& p) {
+    return rocksdb::Slice(base + p.key_at, p.value_at - p.key_at);
+  };
+  std::stable_sort(pending.begin(), pending.end(), [&](const PendingPut& a, const PendingPut& b) {
+    return key_of(a).compare(key_of(b)) < 0;
+  });
+  batch.Clear();
+  Status st;
+  for (const PendingPut& p : pending) {
+    rocksdb::Slice value(base + p.value_at, p.end - p.value_at);
+    st = FromRocks(batch.Put(key_of(p), value), "event store batch put");
+    if (!st.ok()) break;
+  }
+  if (st.ok()) st = FromRocks(db_->db->Write(db_->write_options, &batch), "event store write");
+  batch.Clear();
+  pending.clear();
+  if (buffer.capacity() > kMaxKeptBuffer) {
+    std::string().swap(buffer);
+  } else {
+    buffer.clear();
+  }
+  return st;
+}
+
 void DbWriter::Start(size_t workers, const std::string& name) {
   for (size_t i = 0; i < workers; ++i) {
     workers_.Start(name + "-" + std::to_string(i), [this](StopToken) { WorkerLoop(); });
@@ -140,6 +169,7 @@ void DbWriter::WorkerLoop() {
   // Pops without a stop token: the loop ends when the queue is closed and
   // drained, so every queued task gets its callback.
   std::vector<WriteTask> tasks;
+  SortedBatch sorted;
   while (true) {
     tasks.clear();
     std::optional<WriteTask> first = queue_.Pop();
@@ -153,26 +183,28 @@ void DbWriter::WorkerLoop() {
       tasks.push_back(std::move(*more));
     }
     if (before_round_) before_round_();
-    WriteTasks(&tasks);
+    WriteTasks(&tasks, &sorted);
   }
 }
 
-void DbWriter::WriteTasks(std::vector<WriteTask>* tasks) {
+// Each RocksDB write batch holds its entries in key order: the memtable
+// then inserts them with a per-prefix hint (see DbOptions), moving from the
+// previous insert instead of searching the skip list from its top, which
+// matters for an incremental scan's rows (key order upstream, commit ts
+// order here, so they land all over the memtable). Entries with equal keys
+// keep their arrival order, so the later one still wins.
+void DbWriter::WriteTasks(std::vector<WriteTask>* tasks, SortedBatch* sorted) {
   const size_t n = tasks->size();
   std::vector<Status> results(n);
   std::vector<bool> skipped(n, false);
-  rocksdb::WriteBatch batch;
-  std::vector<size_t> contributors;  // Tasks with entries in `batch`.
+  std::vector<size_t> contributors;  // Tasks with entries in the pending batch.
   auto flush = [&] {
-    Status st = FromRocks(db_->db->Write(db_->write_options, &batch), "event store write");
+    Status st = WriteSorted(sorted);
     for (size_t i : contributors) {
       if (!st.ok() && results[i].ok()) results[i] = st;
     }
-    batch.Clear();
     contributors.clear();
   };
-  std::string key;
-  std::string value;
   for (size_t i = 0; i < n; ++i) {
     const WriteTask& task = (*tasks)[i];
     const SubscriptionState& sub = *task.sub;
@@ -180,21 +212,18 @@ void DbWriter::WriteTasks(std::vector<WriteTask>* tasks) {
       skipped[i] = true;
       continue;
     }
+    std::string& bytes = sorted->bytes;
     for (const RawKvEntry& entry : task.entries) {
-      key.clear();
-      value.clear();
-      AppendStoreKey(sub.store_id, EntryTableId(entry.key, sub.table_id), entry, &key);
-      AppendStoreValue(entry, &value);
-      rocksdb::Status st = batch.Put(key, value);
-      if (!st.ok()) {
-        results[i] = FromRocks(st, "event store batch put");
-        break;
-      }
+      const size_t key_at = bytes.size();
+      AppendStoreKey(sub.store_id, EntryTableId(entry.key, sub.table_id), entry, &bytes);
+      const size_t value_at = bytes.size();
+      AppendStoreValue(entry, &bytes);
+      sorted->puts.push_back(PendingPut{key_at, value_at, bytes.size()});
       if (contributors.empty() || contributors.back() != i) contributors.push_back(i);
-      if (static_cast<size_t>(batch.Count()) >= max_batch_entries_) flush();
+      if (sorted->puts.size() >= max_batch_entries_) flush();
     }
   }
-  if (batch.Count() > 0) flush();
+  if (!sorted->puts.empty()) flush();
 
   uint64_t written = 0;
   uint64_t dropped = 0;
