@@ -3,7 +3,9 @@
 // transaction is handed to one worker queue only when every earlier
 // transaction sharing a key with it is finished, or is queued on that same
 // worker (then the worker's FIFO order keeps them in order). Transactions
-// without common keys go to the least loaded worker and run in parallel.
+// without common keys go to the least loaded worker and run in parallel, or,
+// within a slack, to a worker already queueing their group (table), so that
+// a worker's batch needs fewer statements.
 // The latest ticket per key lives in an open-addressing hash map (no
 // allocation per key); TiCDC's fixed array of slots was not taken, because a
 // sink holding thousands of queued rows would find false conflicts on most
@@ -34,7 +36,8 @@ class ConflictDetector {
     Ticket(T i, size_t w) : item(std::move(i)), weight(w) {}
 
     T item;
-    size_t weight = 1;  // Rows; Pop() batches up to a weight.
+    size_t weight = 1;   // Rows; Pop() batches up to a weight.
+    uint64_t group = 0;  // Affinity (the table): see Add().
 
    private:
     friend class ConflictDetector;
@@ -50,8 +53,13 @@ class ConflictDetector {
     int worker = -1;
   };
 
-  explicit ConflictDetector(size_t num_workers)
-      : queues_(num_workers), cvs_(num_workers), queued_weight_(num_workers, 0) {}
+  // `affinity_slack`: how much more queued weight than the least loaded
+  // worker a worker may have and still get a transaction of its group.
+  explicit ConflictDetector(size_t num_workers, size_t affinity_slack = 0)
+      : queues_(num_workers),
+        cvs_(num_workers),
+        queued_weight_(num_workers, 0),
+        affinity_slack_(affinity_slack) {}
   ~ConflictDetector() {
     while (live_ != nullptr) {
       Ticket* next = live_->next_live;
@@ -63,8 +71,13 @@ class ConflictDetector {
   ConflictDetector& operator=(const ConflictDetector&) = delete;
 
   // Adds a transaction; `keys` need not be unique. Ignored after Close().
-  void Add(std::vector<uint64_t> keys, T item, size_t weight) EXCLUDES(mu_) {
+  // A transaction free to go anywhere goes to the least loaded worker, or,
+  // within the affinity slack of it, to one whose last queued transaction
+  // has the same `group`, so that a worker's batch tends to hold one group
+  // (the MySQL sink's groups are tables: one statement per table).
+  void Add(std::vector<uint64_t> keys, T item, size_t weight, uint64_t group = 0) EXCLUDES(mu_) {
     auto* t = new Ticket(std::move(item), std::max<size_t>(weight, 1));
+    t->group = group;
     std::sort(keys.begin(), keys.end());
     keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
     t->keys = std::move(keys);
@@ -194,7 +207,7 @@ class ConflictDetector {
       if (t->worker >= 0) continue;
       int target;
       if (t->unfinished_deps == 0) {
-        target = LeastLoadedLocked();
+        target = ChooseWorkerLocked(t->group);
       } else if (t->assigned_deps == t->unfinished_deps && t->common_worker >= 0) {
         target = t->common_worker;
       } else {
@@ -211,10 +224,19 @@ class ConflictDetector {
     }
   }
 
-  int LeastLoadedLocked() REQUIRES(mu_) {
+  int ChooseWorkerLocked(uint64_t group) REQUIRES(mu_) {
     size_t best = next_rr_++ % queues_.size();
     for (size_t i = 0; i < queues_.size(); ++i) {
       if (queued_weight_[i] < queued_weight_[best]) best = i;
+    }
+    if (affinity_slack_ == 0 || (!queues_[best].empty() && queues_[best].back()->group == group)) {
+      return static_cast<int>(best);
+    }
+    const size_t limit = queued_weight_[best] + affinity_slack_;
+    for (size_t i = 0; i < queues_.size(); ++i) {
+      if (!queues_[i].empty() && queues_[i].back()->group == group && queued_weight_[i] <= limit) {
+        return static_cast<int>(i);
+      }
     }
     return static_cast<int>(best);
   }
@@ -224,6 +246,7 @@ class ConflictDetector {
   std::vector<CondVar> cvs_;
   CondVar idle_;
   std::vector<size_t> queued_weight_ GUARDED_BY(mu_);
+  const size_t affinity_slack_;
   absl::flat_hash_map<uint64_t, Ticket*> slots_ GUARDED_BY(mu_);  // Key -> latest ticket.
   Ticket* live_ GUARDED_BY(mu_) = nullptr;  // Owned: every ticket not finished.
   size_t live_count_ GUARDED_BY(mu_) = 0;

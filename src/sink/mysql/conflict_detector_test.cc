@@ -56,6 +56,42 @@ TEST(ConflictDetectorTest, SameKeyWaitsOrFollowsOnTheSameWorker) {
   EXPECT_EQ(d.pending(), 0u);
 }
 
+TEST(ConflictDetectorTest, AGroupStaysOnItsWorkerWithinTheSlack) {
+  Detector d(2, /*affinity_slack=*/2);
+  // Group 5 starts on worker 0 (least loaded); group 6 then goes to the
+  // empty worker 1.
+  d.Add({1}, 1, 1, /*group=*/5);
+  d.Add({2}, 2, 1, /*group=*/6);
+  // More of group 5 follows it while worker 0 has at most 2 rows more
+  // queued than worker 1; the next one goes to the least loaded worker.
+  d.Add({3}, 3, 1, 5);  // Queued 1 vs 1.
+  d.Add({4}, 4, 1, 5);  // 2 vs 1.
+  d.Add({5}, 5, 1, 5);  // 3 vs 1: still within the slack.
+  d.Add({6}, 6, 1, 5);  // 4 vs 1: over it, so worker 1.
+  EXPECT_EQ(d.queued(0), 4u);
+  EXPECT_EQ(d.queued(1), 2u);
+  auto w0 = PopOne(&d, 0, 10);
+  auto w1 = PopOne(&d, 1, 10);
+  std::vector<int> items0, items1;
+  for (auto* t : w0) items0.push_back(t->item);
+  for (auto* t : w1) items1.push_back(t->item);
+  EXPECT_EQ(items0, (std::vector<int>{1, 3, 4, 5}));
+  EXPECT_EQ(items1, (std::vector<int>{2, 6}));
+  for (auto* t : w0) d.Finish(t);
+  for (auto* t : w1) d.Finish(t);
+  EXPECT_EQ(d.pending(), 0u);
+}
+
+TEST(ConflictDetectorTest, WithoutSlackTheLeastLoadedWorkerWins) {
+  Detector d(2);
+  d.Add({1}, 1, 1, 5);
+  d.Add({2}, 2, 1, 5);
+  EXPECT_EQ(d.queued(0), 1u);
+  EXPECT_EQ(d.queued(1), 1u);
+  for (size_t w = 0; w < 2; ++w) d.Finish(PopOne(&d, w)[0]);
+  EXPECT_EQ(d.pending(), 0u);
+}
+
 TEST(ConflictDetectorTest, ADependerReachedThroughSeveralKeysIsQueuedOnce) {
   Detector d(2);
   d.Add({1}, 1, 1);

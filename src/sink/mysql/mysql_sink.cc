@@ -42,7 +42,10 @@ MysqlSink::MysqlSink(MysqlSinkConfig config, MysqlSinkOptions options)
       replicating_ts_(options_.replicating_ts),
       bytes_quota_(std::max<uint64_t>(options_.max_queued_bytes, 1)),
       rows_quota_(std::max<uint64_t>(options_.max_queued_rows, 1)),
-      detector_(static_cast<size_t>(config_.worker_count)),
+      // A worker whose queue ends with the same table may be up to one
+      // batch ahead of the least loaded and still take the transaction.
+      detector_(static_cast<size_t>(config_.worker_count),
+                static_cast<size_t>(config_.max_txn_row)),
       ddl_ts_(options_.cluster_id, options_.changefeed_id) {
   if (replicating_ts_.value() == 0) replicating_ts_ = tso::FromWallTime(clock_->WallNow());
   checkpoint_.store(options_.start_ts.value());
@@ -75,7 +78,8 @@ void MysqlSink::AddDmlEvent(event::DmlEventPtr event) {
   if (!QuotaLease::Acquire(&bytes_quota_, bytes, token, &txn.bytes).ok()) return;
   std::vector<uint64_t> keys = ConflictKeys(*event);
   txn.seq = orderer_.Register(event);
-  detector_.Add(std::move(keys), std::move(txn), rows);
+  const auto table = static_cast<uint64_t>(event->physical_table_id);
+  detector_.Add(std::move(keys), std::move(txn), rows, table);
 }
 
 void MysqlSink::RunWorker(size_t index, const StopToken& stop) {
