@@ -28,6 +28,7 @@
 //       [--rows-per-txn R] [--row-width B] [--tables T] [--stores S]
 //       [--tick-ms MS] [--lag-seconds S] [--lag-rate ROWS_PER_S]
 //       [--mysql-txns N] [--mysql-workers W] [--mysql-batch B] [--mysql-rounds K]
+//       [--pin]
 #include "datapath_bench.h"
 
 #include <fmt/format.h>
@@ -87,6 +88,8 @@ Status RunCatchup(const Args& args, const std::string& dir, Rates* rates) {
   const double seconds = SecondsSince(start);
   CpuUse cpu = CpuSince(cpu0);
   const double first_row_s = std::chrono::duration<double>(metered.first_flush() - start).count();
+  std::printf("# datapath_catchup cpu seconds by thread before the first row: %s\n",
+              CpuBetween(cpu0, metered.first_flush_cpu()).by_thread.c_str());
   RETURN_IF_ERROR(path->WaitCheckpoint(end, cluster->timeout()));
   const double checkpoint_s = SecondsSince(start);
   path->Stop();
@@ -267,6 +270,9 @@ int main(int argc, char** argv) {
   app.add_option("--mysql-rounds", a.mysql_rounds, "rounds of baseline, sink and path runs")
       ->check(positive);
   app.add_option("--timeout", a.timeout_s, "bound on every wait, s")->check(positive);
+  app.add_flag("--pin", a.pin,
+               "MySQL runs: the path and the clients on CPU 0, simkv and the (local) server on "
+               "CPU 1");
   app.add_option("--dir", a.dir, "scratch directory (removed afterwards)");
   CLI11_PARSE(app, argc, argv);
   sluice::logging::SetLevel(sluice::logging::Level::kWarn);

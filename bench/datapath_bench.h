@@ -43,7 +43,10 @@ struct Args {
   int mysql_batch = 256;  // Sink max-txn-row = baseline rows per transaction.
   int mysql_rounds = 3;   // Rounds of baseline, sink and path runs.
   int timeout_s = 300;    // Bound on every wait.
-  std::string dir;        // Scratch directory (default: a temp dir).
+  // MySQL runs: the path (and the baseline's client) on CPU 0, simkv's
+  // threads and the server on CPU 1 (see datapath_bench_mysql.cc).
+  bool pin = false;
+  std::string dir;  // Scratch directory (default: a temp dir).
 };
 
 double SecondsSince(SteadyClock::time_point since);
@@ -66,8 +69,22 @@ struct CpuUse {
   std::string by_thread;  // "name=seconds ..." by thread name, largest first.
 };
 CpuUse CpuSince(const CpuSnapshot& start, double extra_simkv_s = 0);
+// The same between two snapshots.
+CpuUse CpuBetween(const CpuSnapshot& start, const CpuSnapshot& end, double extra_simkv_s = 0);
 // CPU time of the calling thread.
 double ThreadCpuSeconds();
+
+// True for the threads of the simulated cluster (the upstream) and the
+// workload's writer, by thread name.
+bool IsSimkvThreadName(const std::string& name);
+// Pins every thread of this process: simkv's to `simkv_cpu`, the others to
+// `path_cpu`. Threads created later inherit their creator's CPU.
+Status PinThreads(int path_cpu, int simkv_cpu);
+// Counts the threads on the CPUs PinThreads() gave them, and names those
+// that are not ("pinned=N misplaced=M [names]").
+std::string PinReport(int path_cpu, int simkv_cpu);
+// Pins every thread of process `pid` to `cpu`, or to every CPU if cpu < 0.
+Status PinProcess(pid_t pid, int cpu);
 
 // A fresh copy of an event's data (no PostFlush callbacks, not flushed).
 event::DmlEventPtr CopyEvent(const event::DmlEvent& e);
@@ -101,6 +118,9 @@ class MeteredSink final : public sink::Sink {
   uint64_t rows() const { return rows_.load(); }
   uint64_t events() const { return events_.load(); }
   SteadyClock::time_point first_flush() const EXCLUDES(mu_);
+  // The process's CPU when the first event was flushed (taken then, on the
+  // flushing thread).
+  CpuSnapshot first_flush_cpu() const EXCLUDES(mu_);
 
  private:
   void Flushed(size_t rows, Ts commit_ts) EXCLUDES(mu_);
@@ -114,6 +134,7 @@ class MeteredSink final : public sink::Sink {
   mutable Mutex mu_;
   CondVar cv_;
   SteadyClock::time_point first_flush_ GUARDED_BY(mu_);
+  CpuSnapshot first_flush_cpu_ GUARDED_BY(mu_);
   std::vector<int64_t> lags_ GUARDED_BY(mu_);
   std::vector<event::DmlEventPtr> captured_ GUARDED_BY(mu_);
 };

@@ -4,24 +4,40 @@
 // same tables of the MariaDB named by SLUICE_TEST_MYSQL (emptied before each
 // run; row counts checked after):
 //  - mysql_baseline: W threads, each with its own connection, write the rows
-//    in batches of B rows in commit order; a batch is one transaction sent in
-//    one round trip: BEGIN; one multi-row INSERT per table; COMMIT (values
-//    formatted with the sink's literal functions, inside the timing). The
-//    connections are opened before the clock starts.
+//    table by table, each table's in commit order, in batches of B rows; a
+//    batch is one transaction sent in one round trip: BEGIN; one multi-row
+//    INSERT per table (so one, but where a batch crosses into the next
+//    table); COMMIT (values formatted with the sink's literal functions,
+//    inside the timing). The connections are opened before the clock starts.
 //  - mysql_sink: the captured events fed to a MysqlSink (worker-count=W,
 //    max-txn-row=B) from one thread, timed until every event is flushed.
 //  - mysql_datapath: the whole path from simkv into a MysqlSink, timed from
 //    DataPathDriver::Start until every row is flushed.
 // The three runs repeat --mysql-rounds times in turn; the summary gives the
-// medians of the rates and of each round's ratios to its baseline.
+// medians of the rates and of each round's ratios to its baseline. Each line
+// also gives the server's CPU over the run (`server_cpu_s`, from /proc when
+// the server is local).
+//
+// With --pin, the process's own threads (the path, the sinks, the baseline's
+// connections) run on CPU 0 and simkv's threads and every thread of the
+// server on CPU 1: the replicator gets one core to itself, as the baseline's
+// client does, and the upstream and the database share the other (simkv
+// works while the path scans, the server while it writes). Unpinned, the
+// server needs most of both cores for the baseline rate, so the path's
+// ratio then measures how much CPU the whole pipeline takes from it.
 #include <fmt/format.h>
 #include <mysql.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <functional>
 #include <memory>
+#include <sstream>
 
 #include "common/clock.h"
 #include "common/lifecycle.h"
@@ -106,6 +122,41 @@ Result<uint64_t> GlobalStatus(MYSQL* m, std::string_view name) {
   return value;
 }
 
+// The server's pid, read through its pid file; 0 when the server is not
+// local or does not say.
+pid_t ServerPid(MYSQL* m) {
+  const char* q = "SELECT @@pid_file";
+  if (mysql_real_query(m, q, std::strlen(q)) != 0) return 0;
+  MYSQL_RES* res = mysql_store_result(m);
+  if (res == nullptr) return 0;
+  MYSQL_ROW row = mysql_fetch_row(res);
+  std::string pid_file = row != nullptr && row[0] != nullptr ? row[0] : "";
+  mysql_free_result(res);
+  std::ifstream pf(pid_file);
+  long pid = 0;
+  if (!(pf >> pid) || pid <= 0 || !std::filesystem::exists(fmt::format("/proc/{}", pid))) return 0;
+  return static_cast<pid_t>(pid);
+}
+
+// The process CPU seconds (user + system, all threads) of `pid`; -1 if
+// unknown.
+double ProcessCpuSeconds(pid_t pid) {
+  if (pid <= 0) return -1;
+  std::ifstream stat(fmt::format("/proc/{}/stat", pid));
+  std::string line;
+  std::getline(stat, line);
+  // Fields after the parenthesised command: state is field 3, utime 14, stime 15.
+  size_t close = line.rfind(')');
+  if (close == std::string::npos || close + 2 > line.size()) return -1;
+  std::istringstream in(line.substr(close + 2));
+  std::string field;
+  double ticks = 0;
+  for (int i = 3; i <= 15 && in >> field; ++i) {
+    if (i >= 14) ticks += std::strtod(field.c_str(), nullptr);
+  }
+  return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
 Status Truncate(MYSQL* m, const std::vector<simkv::WorkloadTable>& tables) {
   for (const simkv::WorkloadTable& t : tables) {
     RETURN_IF_ERROR(Exec(m, fmt::format("TRUNCATE TABLE {}.{}", simkv::QuoteName(t.database),
@@ -180,9 +231,10 @@ Status BuildBatch(const RowRef* rows, size_t n, std::string* sql) {
 struct RunResult {
   double seconds = 0;
   double cpu_s = 0;
-  uint64_t batches = 0;    // Downstream transactions.
-  double first_row_s = 0;  // Until the first row was written (sink runs).
-  uint64_t inserts = 0;    // INSERT statements the server ran (Com_insert).
+  uint64_t batches = 0;      // Downstream transactions.
+  double first_row_s = 0;    // Until the first row was written (sink runs).
+  uint64_t inserts = 0;      // INSERT statements the server ran (Com_insert).
+  double server_cpu_s = -1;  // The server's CPU over the run (-1: unknown).
 };
 
 Result<RunResult> RunBaseline(const sink::SinkUri& uri, const Args& args,
@@ -198,6 +250,14 @@ Result<RunResult> RunBaseline(const sink::SinkUri& uri, const Args& args,
       rows.push_back(RowRef{e.get(), i});
     }
   }
+  // Table by table, each in commit order: a batch then holds one table (one
+  // INSERT), whatever order the capture interleaved the tables in.
+  std::stable_sort(rows.begin(), rows.end(), [](const RowRef& a, const RowRef& b) {
+    if (a.event->physical_table_id != b.event->physical_table_id) {
+      return a.event->physical_table_id < b.event->physical_table_id;
+    }
+    return a.event->commit_ts < b.event->commit_ts;
+  });
   std::vector<Conn> conns;
   for (int i = 0; i < args.mysql_workers; ++i) {
     ASSIGN_OR_RETURN(Conn c, Connect(uri));
@@ -277,6 +337,8 @@ Result<RunResult> RunDatapath(BenchCluster& cluster, const sink::SinkUri& uri, c
   RunResult r{SecondsSince(begin), cpu.total_s, mysql->stats().batches_written,
               std::chrono::duration<double>(metered.first_flush() - begin).count()};
   std::printf("# mysql_datapath cpu seconds by thread: %s\n", cpu.by_thread.c_str());
+  std::printf("# mysql_datapath cpu seconds by thread before the first row: %s\n",
+              CpuBetween(cpu0, metered.first_flush_cpu()).by_thread.c_str());
   if (path.ok()) (*path)->Stop();
   metered.Close();
   RETURN_IF_ERROR(s);
@@ -295,11 +357,12 @@ void Print(const char* name, int round, uint64_t rows, uint64_t bytes, const Run
       baseline_rows_per_s > 0 ? fmt::format(" ratio={:.2f}", rate / baseline_rows_per_s) : "";
   std::printf(
       "BENCH %s round=%d rows=%llu seconds=%.3f rows_per_s=%.0f mib_per_s=%.2f cpu_s=%.2f "
-      "workers=%d batch=%d txns_downstream=%llu inserts=%llu first_row_s=%.2f%s\n",
+      "server_cpu_s=%.2f workers=%d batch=%d txns_downstream=%llu inserts=%llu "
+      "first_row_s=%.2f%s\n",
       name, round, static_cast<unsigned long long>(rows), r.seconds, rate,
-      static_cast<double>(bytes) / kMiB / r.seconds, r.cpu_s, args.mysql_workers, args.mysql_batch,
-      static_cast<unsigned long long>(r.batches), static_cast<unsigned long long>(r.inserts),
-      r.first_row_s, ratio.c_str());
+      static_cast<double>(bytes) / kMiB / r.seconds, r.cpu_s, r.server_cpu_s, args.mysql_workers,
+      args.mysql_batch, static_cast<unsigned long long>(r.batches),
+      static_cast<unsigned long long>(r.inserts), r.first_row_s, ratio.c_str());
   std::fflush(stdout);
 }
 
@@ -333,14 +396,39 @@ Status RunMysql(const Args& args, const std::string& dir) {
   const std::vector<simkv::WorkloadTable> tables = cluster->workload().Tables();
   ASSIGN_OR_RETURN(Conn admin, Connect(uri));
   RETURN_IF_ERROR(CreateTables(admin.get(), tables));
+  const pid_t server_pid = ServerPid(admin.get());
+  if (args.pin) {
+    // The path and the baseline's client on CPU 0; the upstream (simkv) and
+    // the server on CPU 1, as if they ran on machines of their own and
+    // shared one.
+    if (server_pid == 0) return InvalidArgument("--pin needs a local server (its pid file)");
+    RETURN_IF_ERROR(PinThreads(0, 1));
+    RETURN_IF_ERROR(PinProcess(server_pid, 1));
+    std::printf(
+        "# pinned: the path and the clients on cpu 0, simkv and the server (pid %d) on "
+        "cpu 1\n",
+        static_cast<int>(server_pid));
+  }
+  // Gives the server every CPU back, whatever happens below.
+  struct Unpin {
+    pid_t pid;
+    bool on;
+    ~Unpin() {
+      if (on) (void)PinProcess(pid, -1);
+    }
+  } unpin{server_pid, args.pin};
   // Runs one of the three, counts the server's INSERT statements, checks
   // the rows and empties the tables.
   auto measure = [&](const char* what,
                      const std::function<Result<RunResult>()>& run) -> Result<RunResult> {
     ASSIGN_OR_RETURN(uint64_t before, GlobalStatus(admin.get(), "Com_insert"));
+    const double server_before = ProcessCpuSeconds(server_pid);
     ASSIGN_OR_RETURN(RunResult r, run());
+    const double server_after = ProcessCpuSeconds(server_pid);
+    if (args.pin) std::printf("# %s threads: %s\n", what, PinReport(0, 1).c_str());
     ASSIGN_OR_RETURN(uint64_t after, GlobalStatus(admin.get(), "Com_insert"));
     r.inserts = after - before;
+    if (server_before >= 0 && server_after >= 0) r.server_cpu_s = server_after - server_before;
     ASSIGN_OR_RETURN(uint64_t n, CountRows(admin.get(), tables));
     if (n != rows) return Internal(fmt::format("{}: {} rows downstream, want {}", what, n, rows));
     RETURN_IF_ERROR(Truncate(admin.get(), tables));

@@ -1,8 +1,12 @@
 #include <fmt/format.h>
+#include <sched.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -37,7 +41,7 @@ std::string ThreadKind(std::string name) {
   return name.empty() ? "?" : name;
 }
 
-bool IsSimkvThread(const std::string& kind) {
+bool IsSimkvKind(const std::string& kind) {
   // grpcpp_sync_ser: the synchronous gRPC server threads, which only simkv
   // (its stores and PD) runs; the puller is an asynchronous client.
   // bench-writer: the workload's writer (the upstream's clients).
@@ -45,7 +49,75 @@ bool IsSimkvThread(const std::string& kind) {
          kind == "grpcpp_sync_ser" || kind == "bench-writer";
 }
 
+cpu_set_t OneCpu(int cpu) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (cpu >= 0) {
+    CPU_SET(cpu, &set);
+  } else {
+    for (int i = 0; i < CPU_SETSIZE && i < static_cast<int>(sysconf(_SC_NPROCESSORS_CONF)); ++i) {
+      CPU_SET(i, &set);
+    }
+  }
+  return set;
+}
+
+// (tid, name) of every thread of `pid` (0: this process).
+std::vector<std::pair<pid_t, std::string>> Tasks(pid_t pid) {
+  std::vector<std::pair<pid_t, std::string>> out;
+  std::string dir = pid == 0 ? "/proc/self/task" : fmt::format("/proc/{}/task", pid);
+  std::error_code ec;
+  for (const auto& task : std::filesystem::directory_iterator(dir, ec)) {
+    std::ifstream comm(task.path() / "comm");
+    std::string name;
+    std::getline(comm, name);
+    out.emplace_back(static_cast<pid_t>(std::stol(task.path().filename().string())), name);
+  }
+  return out;
+}
+
 }  // namespace
+
+bool IsSimkvThreadName(const std::string& name) { return IsSimkvKind(ThreadKind(name)); }
+
+Status PinThreads(int path_cpu, int simkv_cpu) {
+  for (const auto& [tid, name] : Tasks(0)) {
+    cpu_set_t set = OneCpu(IsSimkvThreadName(name) ? simkv_cpu : path_cpu);
+    if (sched_setaffinity(tid, sizeof(set), &set) != 0 && errno != ESRCH) {
+      return Internal(fmt::format("pin thread {} ({}): {}", tid, name, std::strerror(errno)));
+    }
+  }
+  return Status::Ok();
+}
+
+std::string PinReport(int path_cpu, int simkv_cpu) {
+  int pinned = 0;
+  std::string misplaced;
+  int misplaced_count = 0;
+  for (const auto& [tid, name] : Tasks(0)) {
+    cpu_set_t want = OneCpu(IsSimkvThreadName(name) ? simkv_cpu : path_cpu);
+    cpu_set_t have;
+    CPU_ZERO(&have);
+    if (sched_getaffinity(tid, sizeof(have), &have) != 0) continue;  // Ended.
+    if (CPU_EQUAL(&want, &have)) {
+      ++pinned;
+    } else {
+      ++misplaced_count;
+      misplaced += " " + name;
+    }
+  }
+  return fmt::format("pinned={} misplaced={}{}", pinned, misplaced_count, misplaced);
+}
+
+Status PinProcess(pid_t pid, int cpu) {
+  cpu_set_t set = OneCpu(cpu);
+  for (const auto& [tid, name] : Tasks(pid)) {
+    if (sched_setaffinity(tid, sizeof(set), &set) != 0 && errno != ESRCH) {
+      return Internal(fmt::format("pin {} thread {}: {}", pid, tid, std::strerror(errno)));
+    }
+  }
+  return Status::Ok();
+}
 
 CpuSnapshot CpuSnapshot::Now() {
   CpuSnapshot out;
@@ -69,7 +141,10 @@ CpuSnapshot CpuSnapshot::Now() {
 }
 
 CpuUse CpuSince(const CpuSnapshot& start, double extra_simkv_s) {
-  CpuSnapshot now = CpuSnapshot::Now();
+  return CpuBetween(start, CpuSnapshot::Now(), extra_simkv_s);
+}
+
+CpuUse CpuBetween(const CpuSnapshot& start, const CpuSnapshot& now, double extra_simkv_s) {
   CpuUse use;
   use.total_s = now.process_s - start.process_s;
   std::map<std::string, double> by_kind;
@@ -81,7 +156,7 @@ CpuUse CpuSince(const CpuSnapshot& start, double extra_simkv_s) {
     std::string kind = ThreadKind(thread.first);
     by_kind[kind] += used;
     attributed += used;
-    if (IsSimkvThread(kind)) use.simkv_s += used;
+    if (IsSimkvKind(kind)) use.simkv_s += used;
   }
   if (extra_simkv_s > 0) {
     use.simkv_s += extra_simkv_s;
@@ -137,8 +212,13 @@ void MeteredSink::Flushed(size_t rows, Ts commit_ts) {
   const bool first = events_.fetch_add(1) == 0;
   const uint64_t total = rows_.fetch_add(rows) + rows;
   if (!first && !lag && total < wait_for_.load()) return;
+  CpuSnapshot cpu;
+  if (first) cpu = CpuSnapshot::Now();
   MutexLock lock(&mu_);
-  if (first) first_flush_ = SteadyClock::now();
+  if (first) {
+    first_flush_ = SteadyClock::now();
+    first_flush_cpu_ = std::move(cpu);
+  }
   if (lag) lags_.push_back(lag_ms);
   if (total >= wait_for_.load()) cv_.SignalAll();
 }
@@ -168,6 +248,11 @@ std::vector<int64_t> MeteredSink::SortedLags() const {
 std::vector<event::DmlEventPtr> MeteredSink::TakeCaptured() {
   MutexLock lock(&mu_);
   return std::move(captured_);
+}
+
+CpuSnapshot MeteredSink::first_flush_cpu() const {
+  MutexLock lock(&mu_);
+  return first_flush_cpu_;
 }
 
 SteadyClock::time_point MeteredSink::first_flush() const {
