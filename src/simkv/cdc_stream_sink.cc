@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <iterator>
 #include <utility>
 
 #include "simkv/cdc_wire_encoder.h"
@@ -29,9 +30,24 @@ void StreamSink::Enqueue(Item item) {
   if (items_.size() == 1) not_empty_.Signal();
 }
 
-StreamSink::PushResult StreamSink::PushEvent(cdcpb::Event event, bool force) {
+void StreamSink::EnqueueResolved(Item item) {
+  // Back over the tail's scan events of other requests (a batch without a
+  // request id, from a V1 stream, overtakes nothing).
+  const uint64_t request = item.resolved.request_id();
+  auto overtakes = [request](const Item& queued) {
+    return request != 0 && queued.scan && queued.event->request_id() != request;
+  };
+  auto at = items_.end();
+  while (at != items_.begin() && overtakes(*std::prev(at))) --at;
+  bytes_ += item.bytes;
+  items_.insert(at, std::move(item));
+  if (items_.size() == 1) not_empty_.Signal();
+}
+
+StreamSink::PushResult StreamSink::PushEvent(cdcpb::Event event, bool force, bool scan) {
   Item item;
   item.kind = Item::Kind::kEvent;
+  item.scan = scan;
   item.bytes = EventBytes(event);
   item.event = std::move(event);
   MutexLock lock(&mu_);
@@ -108,7 +124,7 @@ StreamSink::PushResult StreamSink::PushResolvedTs(cdcpb::ResolvedTs resolved) {
   item.resolved = std::move(resolved);
   MutexLock lock(&mu_);
   PushResult result = Admit(item.bytes, /*force=*/false);
-  if (result == PushResult::kOk) Enqueue(std::move(item));
+  if (result == PushResult::kOk) EnqueueResolved(std::move(item));
   return result;
 }
 

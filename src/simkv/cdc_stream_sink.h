@@ -13,6 +13,14 @@
 // Messages follow TiKV's batching: up to 64 events in one message, never
 // mixed with a resolved-ts batch, which always travels alone.
 //
+// Order: FIFO, except that a resolved-ts batch of one request goes ahead of
+// the other requests' incremental-scan events queued at the tail (scan rows
+// and INITIALIZED, pushed with `scan`), as TiKV's sink drains its scan
+// channel and its channel of live events, errors and resolved ts in turn: a
+// table whose scan is done gets its resolved ts without waiting behind
+// another table's scan. It never overtakes live rows or errors (a resolved ts
+// promises that no row at or below it follows) nor its own request's scan.
+//
 // Live rows are queued as packed bytes (no Row message per row) and encoded
 // by the writer, outside the producers' locks, straight into the wire bytes
 // of a ChangeDataEvent (cdc_wire_encoder.h).
@@ -50,7 +58,8 @@ class StreamSink {
   StreamSink& operator=(const StreamSink&) = delete;
 
   // Queues a whole event. Unless `force`, kFull if it would exceed the budget.
-  PushResult PushEvent(cdcpb::Event event, bool force) EXCLUDES(mu_);
+  // `scan`: an incremental scan's event, which a resolved ts may overtake.
+  PushResult PushEvent(cdcpb::Event event, bool force, bool scan = false) EXCLUDES(mu_);
   // Queues one row of (region, request, apply index). It joins the last
   // queued event when that one carries rows of the same region, request and
   // index and has room, so one MVCC batch becomes one Event as in TiKV.
@@ -111,12 +120,16 @@ class StreamSink {
     std::optional<cdcpb::Event> event;  // kEvent.
     cdcpb::ResolvedTs resolved;         // kResolved.
     size_t bytes = 0;
+    bool scan = false;  // An incremental scan's event (kEvent only).
   };
 
   PushResult Admit(size_t bytes, bool force) const REQUIRES(mu_);
   PushResult PushRowLocked(uint64_t region_id, uint64_t request_id, uint64_t index,
                            const RowView& row, bool force) REQUIRES(mu_);
   void Enqueue(Item item) REQUIRES(mu_);
+  // Queues a resolved-ts batch ahead of the other requests' scan events at
+  // the tail.
+  void EnqueueResolved(Item item) REQUIRES(mu_);
   Item PopFront() REQUIRES(mu_);
   // Moves the items of the next message to taken_.
   void TakeMessageItems() REQUIRES(mu_);

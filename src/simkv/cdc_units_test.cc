@@ -89,6 +89,47 @@ TEST(StreamSinkTest, RowsOfOneBatchShareAnEventAndResolvedTsTravelsAlone) {
   EXPECT_EQ(sink.PushRow(1, 7, 13, TestRow("e", 1), true), StreamSink::PushResult::kClosed);
 }
 
+cdcpb::Event ScanEvent(uint64_t request_id, const std::string& key) {
+  cdcpb::Event event;
+  event.set_region_id(1);
+  event.set_request_id(request_id);
+  *event.mutable_entries()->add_entries() = TestRow(key, 1);
+  return event;
+}
+
+TEST(StreamSinkTest, ResolvedTsOvertakesOnlyOtherRequestsScanEventsAtTheTail) {
+  StreamSink sink;
+  auto resolved = [](uint64_t request_id, uint64_t ts) {
+    cdcpb::ResolvedTs r;
+    r.set_ts(ts);
+    r.set_request_id(request_id);
+    r.add_regions(1);
+    return r;
+  };
+  ASSERT_EQ(sink.PushRow(1, 7, 10, TestRow("live", 1), false), StreamSink::PushResult::kOk);
+  ASSERT_EQ(sink.PushEvent(ScanEvent(8, "s8a"), true, true), StreamSink::PushResult::kOk);
+  ASSERT_EQ(sink.PushEvent(ScanEvent(8, "s8b"), true, true), StreamSink::PushResult::kOk);
+  ASSERT_EQ(sink.PushEvent(ScanEvent(7, "init7"), true, true), StreamSink::PushResult::kOk);
+  ASSERT_EQ(sink.PushEvent(ScanEvent(8, "s8c"), true, true), StreamSink::PushResult::kOk);
+  // Request 9's batch goes back to the live row; request 7's stops at its
+  // own scan event; a batch without a request id (V1) overtakes nothing.
+  ASSERT_EQ(sink.PushResolvedTs(resolved(9, 5)), StreamSink::PushResult::kOk);
+  ASSERT_EQ(sink.PushResolvedTs(resolved(7, 6)), StreamSink::PushResult::kOk);
+  ASSERT_EQ(sink.PushResolvedTs(resolved(0, 7)), StreamSink::PushResult::kOk);
+  std::vector<std::string> order;
+  while (sink.queued_bytes() > 0) {
+    auto message = sink.NextMessage(CancelToken());
+    ASSERT_TRUE(message.has_value());
+    if (message->has_resolved_ts()) {
+      order.push_back("rts" + std::to_string(message->resolved_ts().ts()));
+      continue;
+    }
+    for (const cdcpb::Event& e : message->events()) order.push_back(e.entries().entries(0).key());
+  }
+  EXPECT_EQ(order, (std::vector<std::string>{"live", "rts5", "s8a", "s8b", "init7", "rts6", "s8c",
+                                             "rts7"}));
+}
+
 TEST(StreamSinkTest, BudgetRefusesUnforcedPushesOnly) {
   StreamSinkOptions options;
   options.max_bytes = 1000;
