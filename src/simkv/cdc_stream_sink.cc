@@ -2,7 +2,6 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <iterator>
 #include <utility>
 
 #include "simkv/cdc_wire_encoder.h"
@@ -17,37 +16,56 @@ constexpr size_t kMaxSpareBytes = 64 << 10;
 
 }  // namespace
 
-StreamSink::PushResult StreamSink::Admit(size_t bytes, bool force) const {
+StreamSink::PushResult StreamSink::Admit(size_t bytes, bool force, bool except_scan) const {
   if (closed_) return PushResult::kClosed;
-  if (!force && bytes_ + bytes > options_.max_bytes) return PushResult::kFull;
+  const size_t queued = except_scan ? bytes_ - scan_bytes_ : bytes_;
+  if (!force && queued + bytes > options_.max_bytes) return PushResult::kFull;
   return PushResult::kOk;
 }
 
 void StreamSink::Enqueue(Item item) {
+  const bool was_empty = Empty();
+  item.seq = next_seq_++;
   bytes_ += item.bytes;
-  items_.push_back(std::move(item));
-  // The one writer waits only for an empty queue.
-  if (items_.size() == 1) not_empty_.Signal();
+  if (item.scan) {
+    scan_bytes_ += item.bytes;
+    ++scan_queued_[item.request_id];
+    scan_.push_back(std::move(item));
+  } else {
+    live_.push_back(std::move(item));
+  }
+  // The one writer waits only for empty queues.
+  if (was_empty) not_empty_.Signal();
 }
 
-void StreamSink::EnqueueResolved(Item item) {
-  // Back over the tail's scan events of other requests (a batch without a
-  // request id, from a V1 stream, overtakes nothing).
-  const uint64_t request = item.resolved.request_id();
-  auto overtakes = [request](const Item& queued) {
-    return request != 0 && queued.scan && queued.event->request_id() != request;
-  };
-  auto at = items_.end();
-  while (at != items_.begin() && overtakes(*std::prev(at))) --at;
-  bytes_ += item.bytes;
-  items_.insert(at, std::move(item));
-  if (items_.size() == 1) not_empty_.Signal();
+std::deque<StreamSink::Item>& StreamSink::NextQueue() {
+  if (live_.empty()) return scan_;
+  if (scan_.empty()) return live_;
+  const Item& live = live_.front();
+  if (live.kind == Item::Kind::kResolved && live.request_id != 0 &&
+      !scan_queued_.contains(live.request_id)) {
+    return live_;
+  }
+  return live.seq < scan_.front().seq ? live_ : scan_;
+}
+
+StreamSink::Item StreamSink::Pop(std::deque<Item>* queue) {
+  Item item = std::move(queue->front());
+  queue->pop_front();
+  bytes_ -= item.bytes;
+  if (item.scan) {
+    scan_bytes_ -= item.bytes;
+    auto it = scan_queued_.find(item.request_id);
+    if (--it->second == 0) scan_queued_.erase(it);
+  }
+  return item;
 }
 
 StreamSink::PushResult StreamSink::PushEvent(cdcpb::Event event, bool force, bool scan) {
   Item item;
   item.kind = Item::Kind::kEvent;
   item.scan = scan;
+  item.request_id = event.request_id();
   item.bytes = EventBytes(event);
   item.event = std::move(event);
   MutexLock lock(&mu_);
@@ -91,8 +109,9 @@ StreamSink::PushResult StreamSink::PushRowLocked(uint64_t region_id, uint64_t re
   const size_t bytes = RowBytes(row);
   PushResult result = Admit(bytes, force);
   if (result != PushResult::kOk) return result;
-  if (!items_.empty()) {
-    Item& last = items_.back();
+  // Joins the last queued item only (both queues): rows stay in push order.
+  if (!live_.empty() && live_.back().seq + 1 == next_seq_) {
+    Item& last = live_.back();
     if (last.kind == Item::Kind::kRows && last.batch.region_id == region_id &&
         last.batch.request_id == request_id && last.batch.index == index &&
         last.bytes + bytes < kEventMaxBytes) {
@@ -121,10 +140,11 @@ StreamSink::PushResult StreamSink::PushResolvedTs(cdcpb::ResolvedTs resolved) {
   Item item;
   item.kind = Item::Kind::kResolved;
   item.bytes = 32 + 8 * static_cast<size_t>(resolved.regions_size());
+  item.request_id = resolved.request_id();
   item.resolved = std::move(resolved);
   MutexLock lock(&mu_);
-  PushResult result = Admit(item.bytes, /*force=*/false);
-  if (result == PushResult::kOk) EnqueueResolved(std::move(item));
+  PushResult result = Admit(item.bytes, /*force=*/false, /*except_scan=*/true);
+  if (result == PushResult::kOk) Enqueue(std::move(item));
   return result;
 }
 
@@ -138,25 +158,23 @@ bool StreamSink::WaitForSpace(const CancelToken& token) {
   return !closed_ && !token.cancelled();
 }
 
-StreamSink::Item StreamSink::PopFront() {
-  Item item = std::move(items_.front());
-  items_.pop_front();
-  bytes_ -= item.bytes;
-  return item;
-}
-
 void StreamSink::TakeMessageItems() {
   taken_.clear();
-  if (items_.front().kind == Item::Kind::kResolved) {
-    taken_.push_back(PopFront());
-    return;
-  }
   size_t bytes = 0;
-  while (!items_.empty() && items_.front().kind != Item::Kind::kResolved &&
-         taken_.size() < options_.max_events_per_message &&
-         (bytes == 0 || bytes + items_.front().bytes <= options_.max_message_bytes)) {
-    taken_.push_back(PopFront());
-    bytes += taken_.back().bytes;
+  while (!Empty()) {
+    std::deque<Item>& queue = NextQueue();
+    const Item& next = queue.front();
+    if (next.kind == Item::Kind::kResolved) {
+      // A resolved-ts batch travels alone.
+      if (taken_.empty()) taken_.push_back(Pop(&queue));
+      return;
+    }
+    if (taken_.size() >= options_.max_events_per_message ||
+        (bytes != 0 && bytes + next.bytes > options_.max_message_bytes)) {
+      return;
+    }
+    bytes += next.bytes;
+    taken_.push_back(Pop(&queue));
   }
 }
 
@@ -203,10 +221,10 @@ bool StreamSink::NextMessage(const CancelToken& token, std::string* bytes, bool*
   });
   {
     MutexLock lock(&mu_);
-    while (items_.empty() && !closed_ && !token.cancelled()) not_empty_.Wait(&mu_);
-    if (items_.empty() || token.cancelled()) return false;
+    while (Empty() && !closed_ && !token.cancelled()) not_empty_.Wait(&mu_);
+    if (Empty() || token.cancelled()) return false;
     TakeMessageItems();
-    if (more != nullptr) *more = !items_.empty();
+    if (more != nullptr) *more = !Empty();
     has_space_.SignalAll();
   }
   EncodeMessage(bytes);

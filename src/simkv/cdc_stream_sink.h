@@ -13,13 +13,17 @@
 // Messages follow TiKV's batching: up to 64 events in one message, never
 // mixed with a resolved-ts batch, which always travels alone.
 //
-// Order: FIFO, except that a resolved-ts batch of one request goes ahead of
-// the other requests' incremental-scan events queued at the tail (scan rows
-// and INITIALIZED, pushed with `scan`), as TiKV's sink drains its scan
-// channel and its channel of live events, errors and resolved ts in turn: a
-// table whose scan is done gets its resolved ts without waiting behind
-// another table's scan. It never overtakes live rows or errors (a resolved ts
-// promises that no row at or below it follows) nor its own request's scan.
+// Order: scan events (scan rows and INITIALIZED, pushed with `scan`) and
+// everything else (live rows, errors, resolved ts) wait in two queues, and
+// the writer takes whichever front was queued first, except that a request's
+// resolved-ts batch goes first when none of that request's scan events is
+// queued. TiKV's sink likewise drains its scan channel and its channel of
+// live events and resolved ts in turn: a table whose scan is done gets its
+// resolved ts while another table of the stream is still scanning. A
+// resolved ts never overtakes live rows or errors (it promises that no row
+// at or below it follows), nor its own request's scan; one without a request
+// id (a V1 stream) overtakes nothing. Queued scan events do not count
+// against a resolved ts's admission: scans wait for room on their own.
 //
 // Live rows are queued as packed bytes (no Row message per row) and encoded
 // by the writer, outside the producers' locks, straight into the wire bytes
@@ -36,6 +40,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "cdcpb.pb.h"
 #include "common/cancel.h"
 #include "common/thread_annotations.h"
@@ -120,17 +125,20 @@ class StreamSink {
     std::optional<cdcpb::Event> event;  // kEvent.
     cdcpb::ResolvedTs resolved;         // kResolved.
     size_t bytes = 0;
-    bool scan = false;  // An incremental scan's event (kEvent only).
+    uint64_t seq = 0;         // Queue order across both queues.
+    bool scan = false;        // An incremental scan's event (kEvent only).
+    uint64_t request_id = 0;  // Of a scan event or a resolved-ts batch.
   };
 
-  PushResult Admit(size_t bytes, bool force) const REQUIRES(mu_);
+  // `except_scan`: queued scan events do not count against the budget.
+  PushResult Admit(size_t bytes, bool force, bool except_scan = false) const REQUIRES(mu_);
   PushResult PushRowLocked(uint64_t region_id, uint64_t request_id, uint64_t index,
                            const RowView& row, bool force) REQUIRES(mu_);
   void Enqueue(Item item) REQUIRES(mu_);
-  // Queues a resolved-ts batch ahead of the other requests' scan events at
-  // the tail.
-  void EnqueueResolved(Item item) REQUIRES(mu_);
-  Item PopFront() REQUIRES(mu_);
+  bool Empty() const REQUIRES(mu_) { return live_.empty() && scan_.empty(); }
+  // The queue whose front the writer takes next (see Order above).
+  std::deque<Item>& NextQueue() REQUIRES(mu_);
+  Item Pop(std::deque<Item>* queue) REQUIRES(mu_);
   // Moves the items of the next message to taken_.
   void TakeMessageItems() REQUIRES(mu_);
   static void AppendRow(const RowView& row, RowBatch* batch);
@@ -142,8 +150,13 @@ class StreamSink {
   mutable Mutex mu_;
   CondVar not_empty_;
   CondVar has_space_;
-  std::deque<Item> items_ GUARDED_BY(mu_);
-  size_t bytes_ GUARDED_BY(mu_) = 0;
+  std::deque<Item> live_ GUARDED_BY(mu_);  // Live rows, errors, resolved ts.
+  std::deque<Item> scan_ GUARDED_BY(mu_);  // Scan events.
+  uint64_t next_seq_ GUARDED_BY(mu_) = 1;
+  // Queued scan events per request id.
+  absl::flat_hash_map<uint64_t, size_t> scan_queued_ GUARDED_BY(mu_);
+  size_t bytes_ GUARDED_BY(mu_) = 0;       // Both queues.
+  size_t scan_bytes_ GUARDED_BY(mu_) = 0;  // The scan queue.
   bool closed_ GUARDED_BY(mu_) = false;
   // Buffers of sent row batches, handed to new batches.
   std::vector<RowBatch> spare_ GUARDED_BY(mu_);

@@ -97,7 +97,7 @@ cdcpb::Event ScanEvent(uint64_t request_id, const std::string& key) {
   return event;
 }
 
-TEST(StreamSinkTest, ResolvedTsOvertakesOnlyOtherRequestsScanEventsAtTheTail) {
+TEST(StreamSinkTest, ResolvedTsOvertakesOnlyOtherRequestsScanEvents) {
   StreamSink sink;
   auto resolved = [](uint64_t request_id, uint64_t ts) {
     cdcpb::ResolvedTs r;
@@ -128,6 +128,38 @@ TEST(StreamSinkTest, ResolvedTsOvertakesOnlyOtherRequestsScanEventsAtTheTail) {
   }
   EXPECT_EQ(order, (std::vector<std::string>{"live", "rts5", "s8a", "s8b", "init7", "rts6", "s8c",
                                              "rts7"}));
+}
+
+TEST(StreamSinkTest, ResolvedTsNeverOvertakesAnErrorAndFitsBesideAFullScan) {
+  StreamSinkOptions options;
+  options.max_bytes = 1000;
+  StreamSink sink(options);
+  ASSERT_EQ(sink.PushEvent(ScanEvent(8, "s8a"), true, true), StreamSink::PushResult::kOk);
+  cdcpb::Event error;
+  error.set_region_id(2);
+  error.set_request_id(9);
+  error.mutable_error()->mutable_congested()->set_region_id(2);
+  ASSERT_EQ(sink.PushEvent(error, true), StreamSink::PushResult::kOk);
+  cdcpb::Event big = ScanEvent(8, "s8b");
+  big.mutable_entries()->mutable_entries(0)->set_value(std::string(2000, 'v'));
+  ASSERT_EQ(sink.PushEvent(big, true, true), StreamSink::PushResult::kOk);
+  // The scan is over budget: live rows do not fit, a resolved ts does.
+  EXPECT_EQ(sink.PushRow(3, 7, 1, TestRow("live", 1), false), StreamSink::PushResult::kFull);
+  cdcpb::ResolvedTs resolved;
+  resolved.set_ts(5);
+  resolved.set_request_id(7);
+  resolved.add_regions(3);
+  ASSERT_EQ(sink.PushResolvedTs(resolved), StreamSink::PushResult::kOk);
+  std::vector<std::string> order;
+  while (sink.queued_bytes() > 0) {
+    auto message = sink.NextMessage(CancelToken());
+    ASSERT_TRUE(message.has_value());
+    if (message->has_resolved_ts()) order.push_back("rts");
+    for (const cdcpb::Event& e : message->events()) {
+      order.push_back(e.has_error() ? "error" : e.entries().entries(0).key());
+    }
+  }
+  EXPECT_EQ(order, (std::vector<std::string>{"s8a", "error", "rts", "s8b"}));
 }
 
 TEST(StreamSinkTest, BudgetRefusesUnforcedPushesOnly) {
