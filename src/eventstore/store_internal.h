@@ -167,7 +167,8 @@ class DbWriter {
     std::vector<PendingPut> puts;
     rocksdb::WriteBatch batch;
   };
-  // Buffers above this are freed after a write rather than kept.
+  // A write's encoded entries and its WriteBatch, when larger than this, are
+  // freed after the write rather than kept for the next one.
   static constexpr size_t kMaxKeptBuffer = 8 << 20;
 
   void WorkerLoop();

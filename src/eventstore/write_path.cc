@@ -134,7 +134,12 @@ Status DbWriter::WriteSorted(SortedBatch* sorted) {
     if (!st.ok()) break;
   }
   if (st.ok()) st = FromRocks(db_->db->Write(db_->write_options, &batch), "event store write");
-  batch.Clear();
+  // Both copies of a large batch are freed rather than kept for the next.
+  if (batch.GetDataSize() > kMaxKeptBuffer) {
+    batch = rocksdb::WriteBatch();
+  } else {
+    batch.Clear();
+  }
   pending.clear();
   if (buffer.capacity() > kMaxKeptBuffer) {
     std::string().swap(buffer);
