@@ -4,8 +4,8 @@
 // transaction sharing a key with it is finished, or is queued on that same
 // worker (then the worker's FIFO order keeps them in order). Transactions
 // without common keys go to the least loaded worker and run in parallel, or,
-// within a slack, to a worker already queueing their group (table), so that
-// a worker's batch needs fewer statements.
+// within a slack, to a worker whose last queued transaction has their group
+// (table), so that a worker's batch needs fewer statements.
 // The latest ticket per key lives in an open-addressing hash map (no
 // allocation per key); TiCDC's fixed array of slots was not taken, because a
 // sink holding thousands of queued rows would find false conflicts on most

@@ -82,6 +82,23 @@ TEST(ConflictDetectorTest, AGroupStaysOnItsWorkerWithinTheSlack) {
   EXPECT_EQ(d.pending(), 0u);
 }
 
+TEST(ConflictDetectorTest, AffinityNeverOverridesADependency) {
+  Detector d(2, /*affinity_slack=*/100);
+  d.Add({1}, 1, 1, /*group=*/5);  // Worker 0.
+  d.Add({2}, 2, 1, /*group=*/6);  // Worker 1.
+  // Group 5 would follow worker 0, but key 2 ties it to ticket 2 on worker 1.
+  d.Add({2}, 3, 1, /*group=*/5);
+  EXPECT_EQ(d.queued(0), 1u);
+  EXPECT_EQ(d.queued(1), 2u);
+  auto w1 = PopOne(&d, 1, 10);
+  ASSERT_EQ(w1.size(), 2u);
+  EXPECT_EQ(w1[0]->item, 2);
+  EXPECT_EQ(w1[1]->item, 3);
+  for (auto* t : w1) d.Finish(t);
+  d.Finish(PopOne(&d, 0)[0]);
+  EXPECT_EQ(d.pending(), 0u);
+}
+
 TEST(ConflictDetectorTest, WithoutSlackTheLeastLoadedWorkerWins) {
   Detector d(2);
   d.Add({1}, 1, 1, 5);
