@@ -88,8 +88,10 @@ Status RunCatchup(const Args& args, const std::string& dir, Rates* rates) {
   const double seconds = SecondsSince(start);
   CpuUse cpu = CpuSince(cpu0);
   const double first_row_s = std::chrono::duration<double>(metered.first_flush() - start).count();
-  std::printf("# datapath_catchup cpu seconds by thread before the first row: %s\n",
-              CpuBetween(cpu0, metered.first_flush_cpu()).by_thread.c_str());
+  if (metered.events() > 0) {
+    std::printf("# datapath_catchup cpu seconds by thread before the first row: %s\n",
+                CpuBetween(cpu0, metered.first_flush_cpu()).by_thread.c_str());
+  }
   RETURN_IF_ERROR(path->WaitCheckpoint(end, cluster->timeout()));
   const double checkpoint_s = SecondsSince(start);
   path->Stop();

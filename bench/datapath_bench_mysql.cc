@@ -33,7 +33,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <memory>
@@ -134,7 +133,12 @@ pid_t ServerPid(MYSQL* m) {
   mysql_free_result(res);
   std::ifstream pf(pid_file);
   long pid = 0;
-  if (!(pf >> pid) || pid <= 0 || !std::filesystem::exists(fmt::format("/proc/{}", pid))) return 0;
+  if (!(pf >> pid) || pid <= 0) return 0;
+  // A pid file left on this machine by another server says nothing.
+  std::ifstream comm(fmt::format("/proc/{}/comm", pid));
+  std::string name;
+  std::getline(comm, name);
+  if (name != "mariadbd" && name != "mysqld") return 0;
   return static_cast<pid_t>(pid);
 }
 
@@ -237,6 +241,34 @@ struct RunResult {
   double server_cpu_s = -1;  // The server's CPU over the run (-1: unknown).
 };
 
+// With --pin: the process's threads (the path, the sinks, the baseline's
+// connections) on CPU 0, simkv's and the server's on CPU 1, as if the
+// upstream and the database ran on machines of their own and shared one.
+// The server gets every CPU back on destruction, even after a failed Apply.
+class Pinning {
+ public:
+  Pinning() = default;
+  Pinning(const Pinning&) = delete;
+  Pinning& operator=(const Pinning&) = delete;
+  ~Pinning() {
+    if (server_pid_ != 0) (void)PinProcess(server_pid_, -1);
+  }
+
+  Status Apply(pid_t server_pid) {
+    if (server_pid == 0) return InvalidArgument("--pin needs a local server (its pid file)");
+    server_pid_ = server_pid;
+    RETURN_IF_ERROR(PinThreads(0, 1));
+    RETURN_IF_ERROR(PinProcess(server_pid, 1));
+    std::printf(
+        "# pinned: the path and the clients on cpu 0, simkv and the server (pid %d) on cpu 1\n",
+        static_cast<int>(server_pid));
+    return Status::Ok();
+  }
+
+ private:
+  pid_t server_pid_ = 0;
+};
+
 Result<RunResult> RunBaseline(const sink::SinkUri& uri, const Args& args,
                               const std::vector<event::DmlEventPtr>& events) {
   std::vector<RowRef> rows;
@@ -337,12 +369,31 @@ Result<RunResult> RunDatapath(BenchCluster& cluster, const sink::SinkUri& uri, c
   RunResult r{SecondsSince(begin), cpu.total_s, mysql->stats().batches_written,
               std::chrono::duration<double>(metered.first_flush() - begin).count()};
   std::printf("# mysql_datapath cpu seconds by thread: %s\n", cpu.by_thread.c_str());
-  std::printf("# mysql_datapath cpu seconds by thread before the first row: %s\n",
-              CpuBetween(cpu0, metered.first_flush_cpu()).by_thread.c_str());
+  if (metered.events() > 0) {
+    std::printf("# mysql_datapath cpu seconds by thread before the first row: %s\n",
+                CpuBetween(cpu0, metered.first_flush_cpu()).by_thread.c_str());
+  }
   if (path.ok()) (*path)->Stop();
   metered.Close();
   RETURN_IF_ERROR(s);
   return r;
+}
+
+// The rows as the sink receives them: the path replicated once into a
+// capturing blackhole sink.
+struct Captured {
+  std::vector<event::DmlEventPtr> events;
+  uint64_t bytes = 0;
+};
+
+Result<Captured> Capture(BenchCluster& cluster, uint64_t rows) {
+  sink::BlackholeSink blackhole;
+  MeteredSink capture(&blackhole, true);
+  ASSIGN_OR_RETURN(auto path, cluster.StartPath(&capture, cluster.start_ts()));
+  Status s = capture.WaitRows(rows, cluster.timeout());
+  path->Stop();
+  RETURN_IF_ERROR(s);
+  return Captured{capture.TakeCaptured(), blackhole.bytes()};
 }
 
 double Median(std::vector<double> v) {
@@ -382,41 +433,16 @@ Status RunMysql(const Args& args, const std::string& dir) {
   RETURN_IF_ERROR(cluster->ApplyAll(txns));
   txns.clear();
 
-  // The rows as the sink receives them.
-  sink::BlackholeSink blackhole;
-  MeteredSink capture(&blackhole, true);
-  {
-    ASSIGN_OR_RETURN(auto path, cluster->StartPath(&capture, cluster->start_ts()));
-    RETURN_IF_ERROR(capture.WaitRows(rows, cluster->timeout()));
-    path->Stop();
-  }
-  const std::vector<event::DmlEventPtr> events = capture.TakeCaptured();
-  const uint64_t bytes = blackhole.bytes();
+  ASSIGN_OR_RETURN(Captured captured, Capture(*cluster, rows));
+  const std::vector<event::DmlEventPtr>& events = captured.events;
+  const uint64_t bytes = captured.bytes;
 
   const std::vector<simkv::WorkloadTable> tables = cluster->workload().Tables();
   ASSIGN_OR_RETURN(Conn admin, Connect(uri));
   RETURN_IF_ERROR(CreateTables(admin.get(), tables));
   const pid_t server_pid = ServerPid(admin.get());
-  if (args.pin) {
-    // The path and the baseline's client on CPU 0; the upstream (simkv) and
-    // the server on CPU 1, as if they ran on machines of their own and
-    // shared one.
-    if (server_pid == 0) return InvalidArgument("--pin needs a local server (its pid file)");
-    RETURN_IF_ERROR(PinThreads(0, 1));
-    RETURN_IF_ERROR(PinProcess(server_pid, 1));
-    std::printf(
-        "# pinned: the path and the clients on cpu 0, simkv and the server (pid %d) on "
-        "cpu 1\n",
-        static_cast<int>(server_pid));
-  }
-  // Gives the server every CPU back, whatever happens below.
-  struct Unpin {
-    pid_t pid;
-    bool on;
-    ~Unpin() {
-      if (on) (void)PinProcess(pid, -1);
-    }
-  } unpin{server_pid, args.pin};
+  Pinning pinning;
+  if (args.pin) RETURN_IF_ERROR(pinning.Apply(server_pid));
   // Runs one of the three, counts the server's INSERT statements, checks
   // the rows and empties the tables.
   auto measure = [&](const char* what,

@@ -212,11 +212,13 @@ void MeteredSink::Flushed(size_t rows, Ts commit_ts) {
   const bool first = events_.fetch_add(1) == 0;
   const uint64_t total = rows_.fetch_add(rows) + rows;
   if (!first && !lag && total < wait_for_.load()) return;
+  // The time first: the CPU snapshot walks /proc and takes a while.
+  const SteadyClock::time_point now = SteadyClock::now();
   CpuSnapshot cpu;
   if (first) cpu = CpuSnapshot::Now();
   MutexLock lock(&mu_);
   if (first) {
-    first_flush_ = SteadyClock::now();
+    first_flush_ = now;
     first_flush_cpu_ = std::move(cpu);
   }
   if (lag) lags_.push_back(lag_ms);
