@@ -41,101 +41,68 @@ TEST(WireBadInputTest, StatusCode) {
 
 TEST(WireBadInputTest, DispatcherConfig) {
   auto base = Encode<pb::DispatcherConfig>(SampleConfig(1));
-  auto p = base;
-  p.clear_span();
-  ExpectBad(p, kInvalid, "span");
-  p = base;
-  p.mutable_span()->set_end_key(p.span().start_key());
-  ExpectBad(p, kInvalid, "span");
-  p = base;
-  p.mutable_span()->set_end_key("a");
-  p.mutable_span()->set_start_key("b");
-  ExpectBad(p, kInvalid, "span");
-  p = base;
-  p.clear_dispatcher_id();
-  ExpectBad(p, kInvalid, "dispatcher_id");
-  p = base;
-  p.mutable_dispatcher_id()->Clear();
-  ExpectBad(p, kInvalid, "dispatcher_id");
-  p = base;
-  p.set_mode(2);
-  ExpectBad(p, kCorrupt, "mode");
+  ExpectBadAfter(base, kInvalid, "span", [](auto& p) { p.clear_span(); });
+  ExpectBadAfter(base, kInvalid, "span",
+                 [](auto& p) { p.mutable_span()->set_end_key(p.span().start_key()); });
+  ExpectBadAfter(base, kInvalid, "span", [](auto& p) {
+    p.mutable_span()->set_end_key("a");
+    p.mutable_span()->set_start_key("b");
+  });
+  ExpectBadAfter(base, kInvalid, "dispatcher_id", [](auto& p) { p.clear_dispatcher_id(); });
+  ExpectBadAfter(base, kInvalid, "dispatcher_id",
+                 [](auto& p) { p.mutable_dispatcher_id()->Clear(); });
+  ExpectBadAfter(base, kCorrupt, "mode", [](auto& p) { p.set_mode(2); });
 }
 
 TEST(WireBadInputTest, BootstrapTableSpanAndSchema) {
   auto base = Encode<pb::BootstrapTableSpan>(
       dm::DispatcherStatus{SampleConfig(1), dm::ComponentState::kWorking, Ts(1)});
-  auto p = base;
-  p.clear_id();
-  ExpectBad(p, kInvalid, "id");
-  p = base;
-  p.clear_span();
-  ExpectBad(p, kInvalid, "span");
-  p = base;
-  p.set_component_status(static_cast<pb::ComponentState>(99));
-  ExpectBad(p, kCorrupt, "component_status");
-  p = base;
-  p.set_component_status(pb::MERGE_READY);
-  ExpectBad(p, kInvalid, "component_status");
-  p = base;
-  p.set_mode(-1);
-  ExpectBad(p, kCorrupt, "mode");
+  ExpectBadAfter(base, kInvalid, "id", [](auto& p) { p.clear_id(); });
+  ExpectBadAfter(base, kInvalid, "span", [](auto& p) { p.clear_span(); });
+  ExpectBadAfter(base, kCorrupt, "component_status",
+                 [](auto& p) { p.set_component_status(static_cast<pb::ComponentState>(99)); });
+  ExpectBadAfter(base, kInvalid, "component_status",
+                 [](auto& p) { p.set_component_status(pb::MERGE_READY); });
+  ExpectBadAfter(base, kCorrupt, "mode", [](auto& p) { p.set_mode(-1); });
   // Every SchemaInfo is valid; it has no required field.
   EXPECT_TRUE(FromProto(pb::SchemaInfo()).ok());
 }
 
 TEST(WireBadInputTest, BootstrapRequest) {
   auto base = Encode<pb::MaintainerBootstrapRequest>(SampleBootstrap());
-  auto p = base;
-  p.clear_changefeed_id();
-  ExpectBad(p, kInvalid, "changefeed_id");
-  p = base;
-  p.mutable_changefeed_id()->clear_name();
-  ExpectBad(p, kInvalid, "changefeed_id");
-  p = base;
-  p.clear_sender_node_id();
-  ExpectBad(p, kInvalid, "sender_node_id");
-  p = base;
-  p.mutable_table_trigger_event_dispatcher_id()->Clear();
-  ExpectBad(p, kInvalid, "table_trigger_event_dispatcher_id");
-  p = base;
-  p.mutable_table_trigger_redo_dispatcher_id()->Clear();
-  ExpectBad(p, kInvalid, "table_trigger_redo_dispatcher_id");
+  ExpectBadAfter(base, kInvalid, "changefeed_id", [](auto& p) { p.clear_changefeed_id(); });
+  ExpectBadAfter(base, kInvalid, "changefeed_id",
+                 [](auto& p) { p.mutable_changefeed_id()->clear_name(); });
+  ExpectBadAfter(base, kInvalid, "sender_node_id", [](auto& p) { p.clear_sender_node_id(); });
+  ExpectBadAfter(base, kInvalid, "table_trigger_event_dispatcher_id",
+                 [](auto& p) { p.mutable_table_trigger_event_dispatcher_id()->Clear(); });
+  ExpectBadAfter(base, kInvalid, "table_trigger_redo_dispatcher_id",
+                 [](auto& p) { p.mutable_table_trigger_redo_dispatcher_id()->Clear(); });
 }
 
 TEST(WireBadInputTest, BootstrapResponse) {
   auto base = Encode<pb::MaintainerBootstrapResponse>(SampleBootstrapResponse());
-  auto p = base;
-  p.clear_changefeed_id();
-  ExpectBad(p, kInvalid, "changefeed_id");
-  p = base;
-  p.mutable_err()->set_status_code(-3);
-  ExpectBad(p, kCorrupt, "err.status_code");
-  p = base;
-  p.mutable_spans(1)->mutable_span()->set_end_key("\x01");
-  ExpectBad(p, kInvalid, "spans[1].span");
-  p = base;
-  p.mutable_spans(0)->set_component_status(static_cast<pb::ComponentState>(50));
-  ExpectBad(p, kCorrupt, "spans[0].component_status");
-  p = base;
-  p.mutable_operators(1)->set_schedule_action(static_cast<pb::ScheduleAction>(7));
-  ExpectBad(p, kCorrupt, "operators[1].schedule_action");
-  p = base;
-  p.mutable_operators(0)->clear_sender_node_id();
-  ExpectBad(p, kInvalid, "operators[0].sender_node_id");
+  ExpectBadAfter(base, kInvalid, "changefeed_id", [](auto& p) { p.clear_changefeed_id(); });
+  ExpectBadAfter(base, kCorrupt, "err.status_code",
+                 [](auto& p) { p.mutable_err()->set_status_code(-3); });
+  ExpectBadAfter(base, kInvalid, "spans[1].span",
+                 [](auto& p) { p.mutable_spans(1)->mutable_span()->set_end_key("\x01"); });
+  ExpectBadAfter(base, kCorrupt, "spans[0].component_status", [](auto& p) {
+    p.mutable_spans(0)->set_component_status(static_cast<pb::ComponentState>(50));
+  });
+  ExpectBadAfter(base, kCorrupt, "operators[1].schedule_action", [](auto& p) {
+    p.mutable_operators(1)->set_schedule_action(static_cast<pb::ScheduleAction>(7));
+  });
+  ExpectBadAfter(base, kInvalid, "operators[0].sender_node_id",
+                 [](auto& p) { p.mutable_operators(0)->clear_sender_node_id(); });
 }
 
 TEST(WireBadInputTest, PostBootstrap) {
   auto base = Encode<pb::MaintainerPostBootstrapRequest>(SamplePostBootstrap());
-  auto p = base;
-  p.clear_changefeed_id();
-  ExpectBad(p, kInvalid, "changefeed_id");
-  p = base;
-  p.clear_sender_node_id();
-  ExpectBad(p, kInvalid, "sender_node_id");
-  p = base;
-  p.clear_table_trigger_event_dispatcher_id();
-  ExpectBad(p, kInvalid, "table_trigger_event_dispatcher_id");
+  ExpectBadAfter(base, kInvalid, "changefeed_id", [](auto& p) { p.clear_changefeed_id(); });
+  ExpectBadAfter(base, kInvalid, "sender_node_id", [](auto& p) { p.clear_sender_node_id(); });
+  ExpectBadAfter(base, kInvalid, "table_trigger_event_dispatcher_id",
+                 [](auto& p) { p.clear_table_trigger_event_dispatcher_id(); });
 
   auto response = Encode<pb::MaintainerPostBootstrapResponse>(
       dm::PostBootstrapResponse{kFeed, kEpoch, DispatcherId{1, 1}, Status(Code::kBusy, "x")});
@@ -149,27 +116,17 @@ TEST(WireBadInputTest, PostBootstrap) {
 
 TEST(WireBadInputTest, Schedule) {
   auto base = Encode<pb::ScheduleDispatcherRequest>(SampleSchedule(1));
-  auto p = base;
-  p.clear_changefeed_id();
-  ExpectBad(p, kInvalid, "changefeed_id");
-  p = base;
-  p.clear_sender_node_id();
-  ExpectBad(p, kInvalid, "sender_node_id");
-  p = base;
-  p.clear_config();
-  ExpectBad(p, kInvalid, "config");
-  p = base;
-  p.mutable_config()->mutable_span()->set_end_key("\x01");
-  ExpectBad(p, kInvalid, "config.span");
-  p = base;
-  p.mutable_config()->clear_dispatcher_id();
-  ExpectBad(p, kInvalid, "config.dispatcher_id");
-  p = base;
-  p.set_schedule_action(static_cast<pb::ScheduleAction>(2));
-  ExpectBad(p, kCorrupt, "schedule_action");
-  p = base;
-  p.set_operator_type(static_cast<pb::OperatorType>(77));
-  ExpectBad(p, kCorrupt, "operator_type");
+  ExpectBadAfter(base, kInvalid, "changefeed_id", [](auto& p) { p.clear_changefeed_id(); });
+  ExpectBadAfter(base, kInvalid, "sender_node_id", [](auto& p) { p.clear_sender_node_id(); });
+  ExpectBadAfter(base, kInvalid, "config", [](auto& p) { p.clear_config(); });
+  ExpectBadAfter(base, kInvalid, "config.span",
+                 [](auto& p) { p.mutable_config()->mutable_span()->set_end_key("\x01"); });
+  ExpectBadAfter(base, kInvalid, "config.dispatcher_id",
+                 [](auto& p) { p.mutable_config()->clear_dispatcher_id(); });
+  ExpectBadAfter(base, kCorrupt, "schedule_action",
+                 [](auto& p) { p.set_schedule_action(static_cast<pb::ScheduleAction>(2)); });
+  ExpectBadAfter(base, kCorrupt, "operator_type",
+                 [](auto& p) { p.set_operator_type(static_cast<pb::OperatorType>(77)); });
 
   auto response = Encode<pb::ScheduleDispatcherResponse>(dm::ScheduleResponse{
       kFeed, kEpoch, DispatcherId{1, 1}, dm::ComponentState::kWorking, Status(Code::kBusy, "x")});
@@ -186,12 +143,8 @@ TEST(WireBadInputTest, Schedule) {
 
 TEST(WireBadInputTest, Close) {
   auto base = Encode<pb::MaintainerCloseRequest>(dm::CloseRequest{kFeed, kNode, kEpoch, true});
-  auto p = base;
-  p.clear_changefeed_id();
-  ExpectBad(p, kInvalid, "changefeed_id");
-  p = base;
-  p.clear_sender_node_id();
-  ExpectBad(p, kInvalid, "sender_node_id");
+  ExpectBadAfter(base, kInvalid, "changefeed_id", [](auto& p) { p.clear_changefeed_id(); });
+  ExpectBadAfter(base, kInvalid, "sender_node_id", [](auto& p) { p.clear_sender_node_id(); });
 
   auto response = Encode<pb::MaintainerCloseResponse>(
       dm::CloseResponse{kFeed, kEpoch, true, false, Status::Ok()});
@@ -203,15 +156,12 @@ TEST(WireBadInputTest, Heartbeat) {
   mt::HeartbeatRequest request{
       kFeed, {{DispatcherId{1, 1}, dm::ComponentState::kWorking, Ts(1)}}, mt::Watermark{}};
   auto base = Encode<pb::HeartBeatRequest>(request);
-  auto p = base;
-  p.clear_changefeed_id();
-  ExpectBad(p, kInvalid, "changefeed_id");
-  p = base;
-  p.mutable_statuses(0)->clear_id();
-  ExpectBad(p, kInvalid, "statuses[0].id");
-  p = base;
-  p.mutable_statuses(0)->set_component_status(static_cast<pb::ComponentState>(8));
-  ExpectBad(p, kCorrupt, "statuses[0].component_status");
+  ExpectBadAfter(base, kInvalid, "changefeed_id", [](auto& p) { p.clear_changefeed_id(); });
+  ExpectBadAfter(base, kInvalid, "statuses[0].id",
+                 [](auto& p) { p.mutable_statuses(0)->clear_id(); });
+  ExpectBadAfter(base, kCorrupt, "statuses[0].component_status", [](auto& p) {
+    p.mutable_statuses(0)->set_component_status(static_cast<pb::ComponentState>(8));
+  });
 
   pb::TableSpanStatus status;
   ExpectBad(status, kInvalid, "id");
@@ -219,118 +169,81 @@ TEST(WireBadInputTest, Heartbeat) {
 
 TEST(WireBadInputTest, BlockReport) {
   auto base = Encode<pb::TableSpanBlockStatus>(SampleBlockReport());
-  auto p = base;
-  p.clear_id();
-  ExpectBad(p, kInvalid, "id");
-  p = base;
-  p.clear_state();
-  ExpectBad(p, kInvalid, "state");
-  p = base;
-  p.mutable_state()->set_stage(static_cast<pb::BlockStage>(9));
-  ExpectBad(p, kCorrupt, "state.stage");
-  p = base;
-  p.mutable_state()->set_stage(pb::WRITING);
-  ExpectBad(p, kInvalid, "state.stage");
-  p = base;
-  p.mutable_state()->mutable_block_tables()->set_influence_type(static_cast<pb::InfluenceType>(3));
-  ExpectBad(p, kCorrupt, "state.block_tables.influence_type");
-  p = base;
-  p.mutable_state()->mutable_need_dropped_tables()->set_influence_type(pb::DB);
-  ExpectBad(p, kInvalid, "need_dropped_tables.influence_type");
+  ExpectBadAfter(base, kInvalid, "id", [](auto& p) { p.clear_id(); });
+  ExpectBadAfter(base, kInvalid, "state", [](auto& p) { p.clear_state(); });
+  ExpectBadAfter(base, kCorrupt, "state.stage",
+                 [](auto& p) { p.mutable_state()->set_stage(static_cast<pb::BlockStage>(9)); });
+  ExpectBadAfter(base, kInvalid, "state.stage",
+                 [](auto& p) { p.mutable_state()->set_stage(pb::WRITING); });
+  ExpectBadAfter(base, kCorrupt, "state.block_tables.influence_type", [](auto& p) {
+    p.mutable_state()->mutable_block_tables()->set_influence_type(
+        static_cast<pb::InfluenceType>(3));
+  });
+  ExpectBadAfter(base, kInvalid, "need_dropped_tables.influence_type", [](auto& p) {
+    p.mutable_state()->mutable_need_dropped_tables()->set_influence_type(pb::DB);
+  });
 }
 
 TEST(WireBadInputTest, BarrierAction) {
   auto base = Encode<pb::HeartBeatResponse>(SampleBarrier());
-  auto p = base;
-  p.clear_changefeed_id();
-  ExpectBad(p, kInvalid, "changefeed_id");
-  p = base;
-  p.clear_sender_node_id();
-  ExpectBad(p, kInvalid, "sender_node_id");
-  p = base;
-  p.clear_dispatcher_statuses();
-  ExpectBad(p, kInvalid, "dispatcher_statuses");
-  p = base;
-  p.add_dispatcher_statuses();
-  ExpectBad(p, kInvalid, "dispatcher_statuses");
-  p = base;
-  p.mutable_dispatcher_statuses(0)->clear_action();
-  ExpectBad(p, kInvalid, "dispatcher_statuses[0].action");
-  p = base;
-  p.mutable_dispatcher_statuses(0)->mutable_action()->set_action(static_cast<pb::Action>(4));
-  ExpectBad(p, kCorrupt, "dispatcher_statuses[0].action");
-  p = base;
-  p.mutable_dispatcher_statuses(0)->clear_influenced_dispatchers();
-  ExpectBad(p, kInvalid, "influenced_dispatchers");
-  p = base;
-  p.mutable_dispatcher_statuses(0)->mutable_influenced_dispatchers()->set_influence_type(pb::ALL);
-  ExpectBad(p, kInvalid, "influenced_dispatchers.influence_type");
-  p = base;
-  p.mutable_dispatcher_statuses(0)->mutable_influenced_dispatchers()->clear_dispatcher_ids();
-  ExpectBad(p, kInvalid, "influenced_dispatchers.dispatcher_ids");
-  p = base;
-  p.mutable_dispatcher_statuses(0)
-      ->mutable_influenced_dispatchers()
-      ->mutable_dispatcher_ids(1)
-      ->Clear();
-  ExpectBad(p, kInvalid, "dispatcher_ids[1]");
+  ExpectBadAfter(base, kInvalid, "changefeed_id", [](auto& p) { p.clear_changefeed_id(); });
+  ExpectBadAfter(base, kInvalid, "sender_node_id", [](auto& p) { p.clear_sender_node_id(); });
+  ExpectBadAfter(base, kInvalid, "dispatcher_statuses",
+                 [](auto& p) { p.clear_dispatcher_statuses(); });
+  ExpectBadAfter(base, kInvalid, "dispatcher_statuses",
+                 [](auto& p) { p.add_dispatcher_statuses(); });
+  ExpectBadAfter(base, kInvalid, "dispatcher_statuses[0].action",
+                 [](auto& p) { p.mutable_dispatcher_statuses(0)->clear_action(); });
+  ExpectBadAfter(base, kCorrupt, "dispatcher_statuses[0].action", [](auto& p) {
+    p.mutable_dispatcher_statuses(0)->mutable_action()->set_action(static_cast<pb::Action>(4));
+  });
+  ExpectBadAfter(base, kInvalid, "influenced_dispatchers",
+                 [](auto& p) { p.mutable_dispatcher_statuses(0)->clear_influenced_dispatchers(); });
+  ExpectBadAfter(base, kInvalid, "influenced_dispatchers.influence_type", [](auto& p) {
+    p.mutable_dispatcher_statuses(0)->mutable_influenced_dispatchers()->set_influence_type(pb::ALL);
+  });
+  ExpectBadAfter(base, kInvalid, "influenced_dispatchers.dispatcher_ids", [](auto& p) {
+    p.mutable_dispatcher_statuses(0)->mutable_influenced_dispatchers()->clear_dispatcher_ids();
+  });
+  ExpectBadAfter(base, kInvalid, "dispatcher_ids[1]", [](auto& p) {
+    p.mutable_dispatcher_statuses(0)
+        ->mutable_influenced_dispatchers()
+        ->mutable_dispatcher_ids(1)
+        ->Clear();
+  });
 }
 
 TEST(WireBadInputTest, AddMaintainer) {
   pb::AddMaintainerRequest base;
   ToProto(kNode, SampleAdd(), &base);
-  auto p = base;
-  p.clear_id();
-  ExpectBad(p, kInvalid, "id");
-  p = base;
-  p.clear_sender_node_id();
-  ExpectBad(p, kInvalid, "sender_node_id");
-  p = base;
-  p.set_maintainer_epoch(0);
-  ExpectBad(p, kInvalid, "maintainer_epoch");
-  p = base;
-  p.clear_changefeed_info();
-  ExpectBad(p, kInvalid, "changefeed_info");
-  p = base;
-  p.set_changefeed_info("{not json");
-  ExpectBad(p, kCorrupt, "changefeed_info");
-  p = base;
-  p.mutable_id()->set_name("other-feed");
-  ExpectBad(p, kInvalid, "changefeed_info");
+  ExpectBadAfter(base, kInvalid, "id", [](auto& p) { p.clear_id(); });
+  ExpectBadAfter(base, kInvalid, "sender_node_id", [](auto& p) { p.clear_sender_node_id(); });
+  ExpectBadAfter(base, kInvalid, "maintainer_epoch", [](auto& p) { p.set_maintainer_epoch(0); });
+  ExpectBadAfter(base, kInvalid, "changefeed_info", [](auto& p) { p.clear_changefeed_info(); });
+  ExpectBadAfter(base, kCorrupt, "changefeed_info",
+                 [](auto& p) { p.set_changefeed_info("{not json"); });
+  ExpectBadAfter(base, kInvalid, "changefeed_info",
+                 [](auto& p) { p.mutable_id()->set_name("other-feed"); });
 }
 
 TEST(WireBadInputTest, RemoveMaintainer) {
   pb::RemoveMaintainerRequest base;
   ToProto(kNode, co::RemoveMaintainerRequest{meta::ChangefeedId{"ks", "f"}, kEpoch, true, false},
           &base);
-  auto p = base;
-  p.clear_id();
-  ExpectBad(p, kInvalid, "id");
-  p = base;
-  p.clear_sender_node_id();
-  ExpectBad(p, kInvalid, "sender_node_id");
-  p = base;
-  p.set_maintainer_epoch(0);
-  ExpectBad(p, kInvalid, "maintainer_epoch");
+  ExpectBadAfter(base, kInvalid, "id", [](auto& p) { p.clear_id(); });
+  ExpectBadAfter(base, kInvalid, "sender_node_id", [](auto& p) { p.clear_sender_node_id(); });
+  ExpectBadAfter(base, kInvalid, "maintainer_epoch", [](auto& p) { p.set_maintainer_epoch(0); });
 }
 
 TEST(WireBadInputTest, MaintainerStatusAndHeartbeat) {
   auto base = Encode<pb::MaintainerStatus>(SampleMaintainerStatus(1));
-  auto p = base;
-  p.clear_changefeed_id();
-  ExpectBad(p, kInvalid, "changefeed_id");
-  p = base;
-  p.set_maintainer_epoch(0);
-  ExpectBad(p, kInvalid, "maintainer_epoch");
-  p = base;
-  p.set_state(static_cast<pb::ComponentState>(100));
-  ExpectBad(p, kCorrupt, "state");
-  p = base;
-  p.set_state(pb::STOPPING);
-  ExpectBad(p, kInvalid, "state");
-  p = base;
-  p.mutable_err(0)->set_status_code(kNumCodes);
-  ExpectBad(p, kCorrupt, "err[0].status_code");
+  ExpectBadAfter(base, kInvalid, "changefeed_id", [](auto& p) { p.clear_changefeed_id(); });
+  ExpectBadAfter(base, kInvalid, "maintainer_epoch", [](auto& p) { p.set_maintainer_epoch(0); });
+  ExpectBadAfter(base, kCorrupt, "state",
+                 [](auto& p) { p.set_state(static_cast<pb::ComponentState>(100)); });
+  ExpectBadAfter(base, kInvalid, "state", [](auto& p) { p.set_state(pb::STOPPING); });
+  ExpectBadAfter(base, kCorrupt, "err[0].status_code",
+                 [](auto& p) { p.mutable_err(0)->set_status_code(kNumCodes); });
 
   pb::MaintainerHeartbeat heartbeat;
   std::vector<co::MaintainerStatus> statuses = {SampleMaintainerStatus(1)};

@@ -297,4 +297,12 @@ void ExpectBad(const P& p, Code code, std::string_view field) {
               ::testing::HasSubstr(std::string(P::descriptor()->name())));
 }
 
+// ExpectBad() of a copy of `base` changed by `mutate`.
+template <typename P, typename Mutate>
+void ExpectBadAfter(const P& base, Code code, std::string_view field, Mutate mutate) {
+  P p = base;
+  mutate(p);
+  ExpectBad(p, code, field);
+}
+
 }  // namespace sluice::server::wire_testing
