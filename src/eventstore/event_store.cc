@@ -31,14 +31,11 @@ class HintPrefix final : public rocksdb::SliceTransform {
  public:
   const char* Name() const override { return "sluice.eventstore.HintPrefix"; }
   rocksdb::Slice Transform(const rocksdb::Slice& key) const override {
-    return rocksdb::Slice(key.data(), kPrefixLength);
+    return rocksdb::Slice(key.data(), kStoreKeyTablePrefixLength);
   }
   bool InDomain(const rocksdb::Slice& key) const override {
     return key.size() > kStoreKeyHeaderLength;
   }
-
- private:
-  static constexpr size_t kPrefixLength = 16;
 };
 
 rocksdb::Options DbOptions(const EventStoreOptions& options,

@@ -21,8 +21,10 @@
 
 namespace sluice::eventstore {
 
+// Length of the (subscription id, table id) prefix of a store key.
+inline constexpr size_t kStoreKeyTablePrefixLength = 8 + 8;
 // Length of the fixed part of a store key (everything before the raw key).
-inline constexpr size_t kStoreKeyHeaderLength = 8 + 8 + 8 + 8 + 1;
+inline constexpr size_t kStoreKeyHeaderLength = kStoreKeyTablePrefixLength + 8 + 8 + 1;
 inline constexpr uint8_t kValueFormatVersion = 1;
 
 // The table id that keys an entry: the id in its raw TiDB table key

@@ -123,8 +123,10 @@ Status DbWriter::WriteSorted(SortedBatch* sorted) {
   auto key_of = [base](const PendingPut& p) {
     return rocksdb::Slice(base + p.key_at, p.value_at - p.key_at);
   };
-  std::stable_sort(pending.begin(), pending.end(), [&](const PendingPut& a, const PendingPut& b) {
-    return key_of(a).compare(key_of(b)) < 0;
+  // Equal keys stay in arrival order (their offsets grow with it).
+  std::sort(pending.begin(), pending.end(), [&](const PendingPut& a, const PendingPut& b) {
+    const int c = key_of(a).compare(key_of(b));
+    return c != 0 ? c < 0 : a.key_at < b.key_at;
   });
   batch.Clear();
   Status st;
