@@ -117,8 +117,7 @@ void CdcHub::OnRollback(const RollbackEvent& event) {
 bool CdcHub::SendScanEvent(const DownstreamSpec& spec, cdcpb::Event event) {
   MutexLock lock(&mu_);
   if (Find(spec) == nullptr) return false;
-  return spec.sink->PushEvent(std::move(event), /*force=*/true, /*scan=*/true) ==
-         StreamSink::PushResult::kOk;
+  return spec.sink->PushScanEvent(std::move(event)) == StreamSink::PushResult::kOk;
 }
 
 void CdcHub::FinishScan(const DownstreamSpec& spec, uint64_t applied_index) {
@@ -129,7 +128,7 @@ void CdcHub::FinishScan(const DownstreamSpec& spec, uint64_t applied_index) {
   initialized.set_region_id(spec.region_id.value());
   initialized.set_request_id(spec.request_id);
   *initialized.mutable_entries()->add_entries() = InitializedRow();
-  spec.sink->PushEvent(std::move(initialized), /*force=*/true, /*scan=*/true);
+  spec.sink->PushScanEvent(std::move(initialized));
   for (PendingRow& pending : sub->pending) {
     if (pending.index <= applied_index) continue;  // Already in the snapshot.
     spec.sink->PushRow(spec.region_id.value(), spec.request_id, pending.index, pending.row,

@@ -61,7 +61,15 @@ StreamSink::Item StreamSink::Pop(std::deque<Item>* queue) {
   return item;
 }
 
-StreamSink::PushResult StreamSink::PushEvent(cdcpb::Event event, bool force, bool scan) {
+StreamSink::PushResult StreamSink::PushEvent(cdcpb::Event event, bool force) {
+  return PushEventItem(std::move(event), force, /*scan=*/false);
+}
+
+StreamSink::PushResult StreamSink::PushScanEvent(cdcpb::Event event) {
+  return PushEventItem(std::move(event), /*force=*/true, /*scan=*/true);
+}
+
+StreamSink::PushResult StreamSink::PushEventItem(cdcpb::Event event, bool force, bool scan) {
   Item item;
   item.kind = Item::Kind::kEvent;
   item.scan = scan;

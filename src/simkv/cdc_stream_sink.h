@@ -63,8 +63,10 @@ class StreamSink {
   StreamSink& operator=(const StreamSink&) = delete;
 
   // Queues a whole event. Unless `force`, kFull if it would exceed the budget.
-  // `scan`: an incremental scan's event, which a resolved ts may overtake.
-  PushResult PushEvent(cdcpb::Event event, bool force, bool scan = false) EXCLUDES(mu_);
+  PushResult PushEvent(cdcpb::Event event, bool force) EXCLUDES(mu_);
+  // Queues an incremental scan's event (a row batch or INITIALIZED), which a
+  // resolved ts may overtake; always fits (scans WaitForSpace() first).
+  PushResult PushScanEvent(cdcpb::Event event) EXCLUDES(mu_);
   // Queues one row of (region, request, apply index). It joins the last
   // queued event when that one carries rows of the same region, request and
   // index and has room, so one MVCC batch becomes one Event as in TiKV.
@@ -134,6 +136,7 @@ class StreamSink {
   PushResult Admit(size_t bytes, bool force, bool except_scan = false) const REQUIRES(mu_);
   PushResult PushRowLocked(uint64_t region_id, uint64_t request_id, uint64_t index,
                            const RowView& row, bool force) REQUIRES(mu_);
+  PushResult PushEventItem(cdcpb::Event event, bool force, bool scan) EXCLUDES(mu_);
   void Enqueue(Item item) REQUIRES(mu_);
   bool Empty() const REQUIRES(mu_) { return live_.empty() && scan_.empty(); }
   // The queue whose front the writer takes next (see Order above).

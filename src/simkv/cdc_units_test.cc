@@ -107,10 +107,10 @@ TEST(StreamSinkTest, ResolvedTsOvertakesOnlyOtherRequestsScanEvents) {
     return r;
   };
   ASSERT_EQ(sink.PushRow(1, 7, 10, TestRow("live", 1), false), StreamSink::PushResult::kOk);
-  ASSERT_EQ(sink.PushEvent(ScanEvent(8, "s8a"), true, true), StreamSink::PushResult::kOk);
-  ASSERT_EQ(sink.PushEvent(ScanEvent(8, "s8b"), true, true), StreamSink::PushResult::kOk);
-  ASSERT_EQ(sink.PushEvent(ScanEvent(7, "init7"), true, true), StreamSink::PushResult::kOk);
-  ASSERT_EQ(sink.PushEvent(ScanEvent(8, "s8c"), true, true), StreamSink::PushResult::kOk);
+  ASSERT_EQ(sink.PushScanEvent(ScanEvent(8, "s8a")), StreamSink::PushResult::kOk);
+  ASSERT_EQ(sink.PushScanEvent(ScanEvent(8, "s8b")), StreamSink::PushResult::kOk);
+  ASSERT_EQ(sink.PushScanEvent(ScanEvent(7, "init7")), StreamSink::PushResult::kOk);
+  ASSERT_EQ(sink.PushScanEvent(ScanEvent(8, "s8c")), StreamSink::PushResult::kOk);
   // Request 9's batch goes back to the live row; request 7's stops at its
   // own scan event; a batch without a request id (V1) overtakes nothing.
   ASSERT_EQ(sink.PushResolvedTs(resolved(9, 5)), StreamSink::PushResult::kOk);
@@ -134,7 +134,7 @@ TEST(StreamSinkTest, ResolvedTsNeverOvertakesAnErrorAndFitsBesideAFullScan) {
   StreamSinkOptions options;
   options.max_bytes = 1000;
   StreamSink sink(options);
-  ASSERT_EQ(sink.PushEvent(ScanEvent(8, "s8a"), true, true), StreamSink::PushResult::kOk);
+  ASSERT_EQ(sink.PushScanEvent(ScanEvent(8, "s8a")), StreamSink::PushResult::kOk);
   cdcpb::Event error;
   error.set_region_id(2);
   error.set_request_id(9);
@@ -142,7 +142,7 @@ TEST(StreamSinkTest, ResolvedTsNeverOvertakesAnErrorAndFitsBesideAFullScan) {
   ASSERT_EQ(sink.PushEvent(error, true), StreamSink::PushResult::kOk);
   cdcpb::Event big = ScanEvent(8, "s8b");
   big.mutable_entries()->mutable_entries(0)->set_value(std::string(2000, 'v'));
-  ASSERT_EQ(sink.PushEvent(big, true, true), StreamSink::PushResult::kOk);
+  ASSERT_EQ(sink.PushScanEvent(big), StreamSink::PushResult::kOk);
   // The scan is over budget: live rows do not fit, a resolved ts does.
   EXPECT_EQ(sink.PushRow(3, 7, 1, TestRow("live", 1), false), StreamSink::PushResult::kFull);
   cdcpb::ResolvedTs resolved;
