@@ -189,12 +189,11 @@ bool SameTable(const event::TableSchema& a, const event::TableSchema& b) {
                       a.QuotedName() == b.QuotedName());
 }
 
-// The table an item writes; items without a schema sort first and fail.
-int64_t TableOf(const BatchItem& item) {
-  return item.event->schema == nullptr ? 0 : item.event->schema->table_id();
-}
-
 }  // namespace
+
+int64_t StatementTableOf(const event::DmlEvent& event) {
+  return event.schema == nullptr ? 0 : event.schema->table_id();
+}
 
 Status BuildDmlStatements(const std::vector<BatchItem>& items, const DmlBuildOptions& options,
                           std::vector<std::string>* out) {
@@ -222,7 +221,8 @@ Status BuildDmlStatements(const std::vector<BatchItem>& items, const DmlBuildOpt
   ordered.reserve(items.size());
   for (const BatchItem& item : items) ordered.push_back(&item);
   std::stable_sort(ordered.begin(), ordered.end(), [](const BatchItem* a, const BatchItem* b) {
-    return TableOf(*a) < TableOf(*b);
+    // Items without a schema sort first and fail.
+    return StatementTableOf(*a->event) < StatementTableOf(*b->event);
   });
 
   for (const BatchItem* ordered_item : ordered) {

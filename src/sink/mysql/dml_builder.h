@@ -42,6 +42,10 @@ struct BatchItem {
   bool safe_mode = false;
 };
 
+// The table whose statements an event's rows join: its logical table (the
+// partitions of a table share statements); 0 without a schema.
+int64_t StatementTableOf(const event::DmlEvent& event);
+
 // Appends to `out` the statements that write `items` in order. Corruption
 // for a row whose width does not match its schema; the errors of
 // AppendLiteral for values that have no SQL form.

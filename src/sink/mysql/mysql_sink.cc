@@ -78,10 +78,8 @@ void MysqlSink::AddDmlEvent(event::DmlEventPtr event) {
   if (!QuotaLease::Acquire(&bytes_quota_, bytes, token, &txn.bytes).ok()) return;
   std::vector<uint64_t> keys = ConflictKeys(*event);
   txn.seq = orderer_.Register(event);
-  // Grouped as the statement builder groups rows: by logical table (the
-  // partitions of a table share its statements).
-  const auto table = static_cast<uint64_t>(event->schema != nullptr ? event->schema->table_id()
-                                                                    : event->physical_table_id);
+  // Grouped as the statement builder groups rows.
+  const auto table = static_cast<uint64_t>(StatementTableOf(*event));
   detector_.Add(std::move(keys), std::move(txn), rows, table);
 }
 
