@@ -124,18 +124,13 @@ CpuSnapshot CpuSnapshot::Now() {
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
   out.process_s = TvSeconds(ru.ru_utime) + TvSeconds(ru.ru_stime);
-  std::error_code ec;
-  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task", ec)) {
-    std::ifstream comm(task.path() / "comm");
-    std::string name;
-    std::getline(comm, name);
+  for (auto& [tid, name] : Tasks(0)) {
     // schedstat: nanoseconds on the CPU, first field (exact, unlike the
     // clock-tick counts of stat).
-    std::ifstream sched(task.path() / "schedstat");
+    std::ifstream sched(fmt::format("/proc/self/task/{}/schedstat", tid));
     uint64_t ns = 0;
     if (!(sched >> ns)) continue;
-    pid_t tid = static_cast<pid_t>(std::stol(task.path().filename().string()));
-    out.threads[tid] = {name, static_cast<double>(ns) * 1e-9};
+    out.threads[tid] = {std::move(name), static_cast<double>(ns) * 1e-9};
   }
   return out;
 }
