@@ -197,7 +197,9 @@ TEST_F(MetaReaderTest, AHeldLockTimesOutUnlessReleased) {
   const Ts ts = Now();
 
   SnapshotReaderOptions options = ReaderOptions();
-  options.timeout = std::chrono::milliseconds(600);
+  // Long enough for several lock waits even under a sanitizer beside other
+  // tests (600 ms allowed only one there).
+  options.timeout = std::chrono::milliseconds(1500);
   std::unique_ptr<SnapshotReader> short_reader = NewReader(options);
   KvMetaReader short_meta(pd_.get(), short_reader.get());
   Result<MetaSnapshot> timed_out = short_meta.Read(ts);
