@@ -11,14 +11,17 @@
 //  - puller_parse: ParseFromString of every message into one reused
 //    ChangeDataEvent (the bare protobuf rate; fresh_msg_* parses each into
 //    a new message, as a stream reader must). Median of three passes.
-//  - puller_inline: parse and RegionMatcher on one thread, no queues.
-//  - puller_pipeline(_single): parse -> RegionWorkerPool (matcher, region
-//    and span resolved ts) -> SpanPipeline -> a consumer that calls the
+//  - puller_inline: the production decode (SplitChangeData, then each
+//    region event's rows into a reused message) and RegionMatcher on one
+//    thread, no queues.
+//  - puller_pipeline(_single): bytes -> RegionWorkerPool (decode, matcher,
+//    region and span resolved ts) -> SpanPipeline -> a consumer that calls the
 //    persisted callback at once. The clock stops when the final resolved ts
 //    is published, which the pipeline does only after every batch is
 //    persisted.
 //  - puller_eventstore: the same, into the RocksDB EventStore.
-// The main thread parses and posts, as a stream reader thread would. Each
+// The main thread copies each message's bytes and posts them, as a stream
+// reader thread does; the region workers decode the rows. Each
 // line gives process CPU seconds and their split by thread kind.
 // An "event" is one committed change delivered (a PREWRITE + COMMIT pair or
 // a COMMITTED row); "rows" counts PREWRITE, COMMIT and COMMITTED rows.
@@ -52,6 +55,7 @@
 #include "common/span.h"
 #include "common/thread_annotations.h"
 #include "eventstore/event_store.h"
+#include "logpuller/change_data.h"
 #include "logpuller/matcher.h"
 #include "logpuller/region_worker.h"
 #include "logpuller/span_pipeline.h"
@@ -486,12 +490,8 @@ Result<Timing> Drive(const Stream& s, const RunConfig& config, std::shared_ptr<K
   double cpu_start = CpuSeconds();
   ThreadCpu threads_start = ThreadCpu::Now();
   for (size_t i = 0; status.ok() && i < s.messages.size(); ++i) {
-    cdcpb::ChangeDataEvent event;
-    if (!event.ParseFromString(s.messages[i])) {
-      status = Corruption("recorded message does not parse");
-      break;
-    }
-    pool.PostEvent(kStreamId, std::move(event));
+    // The reader copies each message out of gRPC's slices into one string.
+    status = pool.PostEvent(kStreamId, std::make_shared<const std::string>(s.messages[i]));
   }
   double post_seconds = Seconds(clock->Now() - start);
   if (status.ok()) status = progress->WaitFor(s.final_ts);
@@ -571,21 +571,25 @@ Status RunInline(const Stream& s, double parse_events_per_s) {
   Clock::TimePoint start = clock->Now();
   double cpu_start = CpuSeconds();
   uint64_t delivered = 0;
+  ChangeDataFrame frame;
+  RegionEventDecoder decoder;
+  DecodedRegionEvent decoded;
   for (const std::string& bytes : s.messages) {
-    cdcpb::ChangeDataEvent event;
-    if (!event.ParseFromString(bytes)) return Corruption("recorded message does not parse");
+    RETURN_IF_ERROR(SplitChangeData(bytes, &frame));
     KvBatch batch;
-    for (cdcpb::Event& ev : *event.mutable_events()) {
-      auto it = matchers.find(ev.region_id());
+    for (const RegionEventRef& ref : frame.events) {
+      auto it = matchers.find(ref.region_id);
       if (it == matchers.end()) return Internal("unknown region");
-      for (Row& row : *ev.mutable_entries()->mutable_entries()) {
+      RETURN_IF_ERROR(decoder.Decode(ref, &decoded));
+      if (decoded.entries == nullptr) continue;
+      for (Row& row : *decoded.entries->mutable_entries()) {
         RETURN_IF_ERROR(it->second.Handle(row, &batch));
       }
     }
     delivered += batch.size();
-    if (event.has_resolved_ts()) {
-      for (uint64_t region : event.resolved_ts().regions()) {
-        matchers.at(region).AdvanceResolvedTs(Ts(event.resolved_ts().ts()));
+    if (frame.resolved_ts.has_value()) {
+      for (uint64_t region : frame.resolved_ts->regions()) {
+        matchers.at(region).AdvanceResolvedTs(Ts(frame.resolved_ts->ts()));
       }
     }
   }

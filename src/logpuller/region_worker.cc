@@ -19,7 +19,8 @@ struct RegionWorkerPool::Message {
   uint64_t request_id = 0;
   uint64_t region_id = 0;
   Ts ts;
-  std::vector<cdcpb::Event> events;
+  MessageBytes bytes;  // What `events` point into.
+  std::vector<RegionEventRef> events;
   std::vector<uint64_t> regions;
   std::unique_ptr<RegionState> state;
   Status status;
@@ -37,6 +38,9 @@ struct RegionWorkerPool::Shard {
   // Owned by the shard's thread: (request id, region id) -> state.
   std::map<std::pair<uint64_t, uint64_t>, std::unique_ptr<RegionState>> states;
   std::atomic<size_t> num_states{0};
+  // Owned by the shard's thread: parses the rows of its regions' events.
+  RegionEventDecoder decoder;
+  DecodedRegionEvent decoded;
 };
 
 RegionWorkerPool::RegionWorkerPool(size_t num_workers, size_t queue_capacity,
@@ -72,16 +76,19 @@ size_t RegionWorkerPool::NumStates() const {
   return total;
 }
 
-void RegionWorkerPool::PostEvent(uint64_t stream_id, cdcpb::ChangeDataEvent&& event) {
+Status RegionWorkerPool::PostEvent(uint64_t stream_id, MessageBytes message) {
+  ChangeDataFrame frame;
+  RETURN_IF_ERROR(SplitChangeData(*message, &frame));
   // Split the message by shard: events by their region, resolved regions too.
   std::vector<Message> per_shard(shards_.size());
-  for (cdcpb::Event& ev : *event.mutable_events()) {
-    Message& msg = per_shard[ev.region_id() % shards_.size()];
-    msg.events.push_back(std::move(ev));
+  for (const RegionEventRef& ref : frame.events) {
+    Message& msg = per_shard[ref.region_id % shards_.size()];
+    if (msg.bytes == nullptr) msg.bytes = message;
+    msg.events.push_back(ref);
   }
   std::vector<Message> resolved;
-  if (event.has_resolved_ts() && event.resolved_ts().ts() != 0) {
-    const cdcpb::ResolvedTs& rts = event.resolved_ts();
+  if (frame.resolved_ts.has_value() && frame.resolved_ts->ts() != 0) {
+    const cdcpb::ResolvedTs& rts = *frame.resolved_ts;
     resolved.resize(shards_.size());
     for (uint64_t region : rts.regions()) {
       resolved[region % shards_.size()].regions.push_back(region);
@@ -111,6 +118,7 @@ void RegionWorkerPool::PostEvent(uint64_t stream_id, cdcpb::ChangeDataEvent&& ev
   for (size_t i = 0; i < resolved.size(); ++i) {
     if (!resolved[i].regions.empty()) push(i, std::move(resolved[i]));
   }
+  return Status::Ok();
 }
 
 void RegionWorkerPool::PostControl(Shard& shard, Message msg) {
@@ -252,7 +260,8 @@ void RegionWorkerPool::FailState(Shard* shard, uint64_t request_id, uint64_t reg
 }
 
 void RegionWorkerPool::HandleEvents(Shard* shard, uint64_t stream_id,
-                                    std::vector<cdcpb::Event>& events, const StopToken& token) {
+                                    const std::vector<RegionEventRef>& events,
+                                    const StopToken& token) {
   // Changes per run, handed over in one batch per run at the end (or before a
   // legacy per-event resolved ts, which must not overtake them).
   std::vector<std::pair<std::shared_ptr<SubscriptionRun>, KvBatch>> batches;
@@ -268,49 +277,63 @@ void RegionWorkerPool::HandleEvents(Shard* shard, uint64_t stream_id,
     }
     return batches.emplace_back(run, KvBatch{}).second;
   };
-  for (cdcpb::Event& event : events) {
-    auto it = shard->states.find({event.request_id(), event.region_id()});
+  DecodedRegionEvent& event = shard->decoded;
+  for (const RegionEventRef& ref : events) {
+    auto it = shard->states.find({ref.request_id, ref.region_id});
     if (it == shard->states.end() || it->second->stream_id != stream_id) {
-      LOG_DEBUG("event for unknown region {} request {}", event.region_id(), event.request_id());
+      LOG_DEBUG("event for unknown region {} request {}", ref.region_id, ref.request_id);
       continue;
     }
     RegionState& state = *it->second;
     if (state.run->stopped.load()) continue;
-    if (event.has_error()) {
-      RegionFailure failure{RegionFailure::Kind::kRegionError, std::move(*event.mutable_error()),
-                            Status::Ok()};
-      FailState(shard, event.request_id(), event.region_id(), std::move(failure));
+    Status decoded = shard->decoder.Decode(ref, &event);
+    if (!decoded.ok()) {
+      host_->FailRun(state.run, decoded.WithContext("region " + std::to_string(ref.region_id)));
       continue;
     }
-    if (event.has_entries()) {
-      KvBatch& batch = batch_of(state.run);
-      batch.reserve(batch.size() + static_cast<size_t>(event.entries().entries_size()));
-      for (cdcpb::Event_Row& row : *event.mutable_entries()->mutable_entries()) {
-        Status status = state.matcher.Handle(row, &batch);
-        if (!status.ok()) {
-          host_->FailRun(state.run,
-                         status.WithContext("region " + std::to_string(state.region.id.value())));
-          break;
-        }
-        if (!state.initialized && state.matcher.initialized()) {
-          state.initialized = true;
-          state.attempts = 0;
-          state.run->lock.MarkInitialized(state.region.id);
-          host_->OnRegionInitialized(state);
-        }
+    switch (event.kind) {
+      case RegionEventRef::Kind::kError: {
+        RegionFailure failure{RegionFailure::Kind::kRegionError, std::move(event.error),
+                              Status::Ok()};
+        FailState(shard, ref.request_id, ref.region_id, std::move(failure));
+        break;
       }
-      continue;
+      case RegionEventRef::Kind::kEntries:
+        HandleRows(state, *event.entries, &batch_of(state.run));
+        break;
+      case RegionEventRef::Kind::kResolvedTs:
+        flush();
+        if (state.matcher.AdvanceResolvedTs(Ts(event.resolved_ts))) {
+          state.run->lock.UpdateResolvedTs(state.region.id, Ts(event.resolved_ts));
+          host_->MaybeAdvance(*state.run, token);
+        }
+        break;
+      case RegionEventRef::Kind::kNone:
+      case RegionEventRef::Kind::kAdmin:
+      case RegionEventRef::Kind::kLongTxn:
+        break;  // Nothing for us.
     }
-    if (event.event_case() == cdcpb::Event::kResolvedTs) {
-      flush();
-      if (state.matcher.AdvanceResolvedTs(Ts(event.resolved_ts()))) {
-        state.run->lock.UpdateResolvedTs(state.region.id, Ts(event.resolved_ts()));
-        host_->MaybeAdvance(*state.run, token);
-      }
-    }
-    // Admin and long-txn events carry nothing for us.
   }
   flush();
+}
+
+void RegionWorkerPool::HandleRows(RegionState& state, cdcpb::Event_Entries& entries,
+                                  KvBatch* batch) {
+  batch->reserve(batch->size() + static_cast<size_t>(entries.entries_size()));
+  for (cdcpb::Event_Row& row : *entries.mutable_entries()) {
+    Status status = state.matcher.Handle(row, batch);
+    if (!status.ok()) {
+      host_->FailRun(state.run,
+                     status.WithContext("region " + std::to_string(state.region.id.value())));
+      return;
+    }
+    if (!state.initialized && state.matcher.initialized()) {
+      state.initialized = true;
+      state.attempts = 0;
+      state.run->lock.MarkInitialized(state.region.id);
+      host_->OnRegionInitialized(state);
+    }
+  }
 }
 
 void RegionWorkerPool::HandleResolved(Shard* shard, uint64_t stream_id, uint64_t request_id,

@@ -22,6 +22,7 @@
 #include "common/status.h"
 #include "common/strong_id.h"
 #include "common/thread_annotations.h"
+#include "logpuller/change_data.h"
 #include "logpuller/matcher.h"
 #include "logpuller/subscription_state.h"
 #include "pd/pd_client.h"
@@ -110,8 +111,12 @@ class RegionWorkerPool {
   // calls and joins. States left are dropped without callbacks.
   void Stop();
 
-  // Data path (blocks while the shard's queue is full).
-  void PostEvent(uint64_t stream_id, cdcpb::ChangeDataEvent&& event);
+  // Data path (blocks while the shard's queue is full): one serialized
+  // ChangeDataEvent read from stream `stream_id`. Its events are routed by
+  // their headers and their rows parsed by the shard that owns the region.
+  // Corruption if the message's top level does not decode; nothing of it is
+  // posted then, and the caller breaks the stream.
+  Status PostEvent(uint64_t stream_id, MessageBytes message);
   // Control path (never blocks).
   void PostStart(std::unique_ptr<RegionState> state);
   void PostStreamBroken(uint64_t stream_id, const Status& status);
@@ -127,8 +132,10 @@ class RegionWorkerPool {
 
   void Run(Shard* shard, const StopToken& token);
   void Handle(Shard* shard, Message& msg, const StopToken& token);
-  void HandleEvents(Shard* shard, uint64_t stream_id, std::vector<cdcpb::Event>& events,
+  void HandleEvents(Shard* shard, uint64_t stream_id, const std::vector<RegionEventRef>& events,
                     const StopToken& token);
+  // Runs one event's rows through the region's matcher into *batch.
+  void HandleRows(RegionState& state, cdcpb::Event_Entries& entries, KvBatch* batch);
   void HandleResolved(Shard* shard, uint64_t stream_id, uint64_t request_id,
                       const std::vector<uint64_t>& regions, Ts ts, const StopToken& token);
   void FailState(Shard* shard, uint64_t request_id, uint64_t region_id, RegionFailure failure);

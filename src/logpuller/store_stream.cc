@@ -1,12 +1,15 @@
 #include "logpuller/store_stream.h"
 
 #include <utility>
+#include <vector>
 
 #include "common/logging.h"
 
 namespace sluice::logpuller {
 
 std::atomic<uint64_t> StoreStream::next_stream_id_{1};
+
+static constexpr char kEventFeedV2Method[] = "/cdcpb.ChangeData/EventFeedV2";
 
 StoreStream::StoreStream(StoreId store, std::string address, StreamSink* sink,
                          StoreStreamOptions options)
@@ -44,9 +47,13 @@ Status StoreStream::ConnectLocked() {
   args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 10000);
   args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 3000);
   conn->channel = grpc::CreateCustomChannel(address_, grpc::InsecureChannelCredentials(), args);
-  conn->stub = cdcpb::ChangeData::NewStub(conn->channel);
   conn->context.AddMetadata("features", "stream-multiplexing");
-  conn->stream = conn->stub->EventFeedV2(&conn->context);
+  // The generated stub's call, with the response read as a byte buffer.
+  const grpc::internal::RpcMethod method(kEventFeedV2Method,
+                                         grpc::internal::RpcMethod::BIDI_STREAMING, conn->channel);
+  conn->stream.reset(
+      grpc::internal::ClientReaderWriterFactory<cdcpb::ChangeDataRequest, grpc::ByteBuffer>::Create(
+          conn->channel.get(), method, &conn->context));
   Connection* raw = conn.get();
   conn_ = std::move(conn);
   raw->reader.Start("cdc-stream-read", [this, raw](StopToken) { ReadLoop(raw); });
@@ -54,15 +61,41 @@ Status StoreStream::ConnectLocked() {
   return Status::Ok();
 }
 
+namespace {
+
+// The message's bytes in one string (gRPC hands them over in slices), or
+// null if the buffer cannot be read.
+MessageBytes Flatten(const grpc::ByteBuffer& buffer) {
+  std::vector<grpc::Slice> slices;
+  if (!buffer.Dump(&slices).ok()) return nullptr;
+  auto bytes = std::make_shared<std::string>();
+  bytes->reserve(buffer.Length());
+  for (const grpc::Slice& slice : slices) {
+    bytes->append(reinterpret_cast<const char*>(slice.begin()), slice.size());
+  }
+  return bytes;
+}
+
+}  // namespace
+
 void StoreStream::ReadLoop(Connection* conn) {
-  cdcpb::ChangeDataEvent event;
-  while (conn->stream->Read(&event)) {
-    sink_->OnStreamEvent(conn->id, std::move(event));
-    event.Clear();
+  grpc::ByteBuffer buffer;
+  Status bad_input;
+  while (conn->stream->Read(&buffer)) {
+    MessageBytes bytes = Flatten(buffer);
+    bad_input = bytes != nullptr ? sink_->OnStreamEvent(conn->id, std::move(bytes))
+                                 : Corruption("a received message cannot be read");
+    buffer.Clear();
+    if (!bad_input.ok()) {
+      conn->context.TryCancel();
+      break;
+    }
   }
   grpc::Status status = conn->stream->Finish();
-  Status broken = Unavailable("store " + std::to_string(store_.value()) + " stream " +
-                              std::to_string(conn->id) + " ended: " + status.error_message());
+  std::string prefix =
+      "store " + std::to_string(store_.value()) + " stream " + std::to_string(conn->id);
+  Status broken = bad_input.ok() ? Unavailable(prefix + " ended: " + status.error_message())
+                                 : bad_input.WithContext(prefix);
   MutexLock lock(&mu_);
   conn->broken = true;
   sink_->OnStreamBroken(conn->id, store_, broken);

@@ -21,6 +21,7 @@
 #include "common/status.h"
 #include "common/strong_id.h"
 #include "common/thread_annotations.h"
+#include "logpuller/change_data.h"
 
 namespace sluice::logpuller {
 
@@ -28,8 +29,10 @@ namespace sluice::logpuller {
 class StreamSink {
  public:
   virtual ~StreamSink() = default;
-  // A message read from stream `stream_id`; may block (back-pressure on TiKV).
-  virtual void OnStreamEvent(uint64_t stream_id, cdcpb::ChangeDataEvent&& event) = 0;
+  // A serialized ChangeDataEvent read from stream `stream_id`; may block
+  // (back-pressure on TiKV). An error (bytes that do not decode) breaks the
+  // stream: the reader cancels it and reports that error as the break.
+  virtual Status OnStreamEvent(uint64_t stream_id, MessageBytes message) = 0;
   // The stream is over; called once per connection, after its last event and
   // while the stream's lock is held, so it must not block for long.
   virtual void OnStreamBroken(uint64_t stream_id, StoreId store, const Status& status) = 0;
@@ -64,11 +67,11 @@ class StoreStream {
   bool connected() const EXCLUDES(mu_);
 
  private:
-  using Stream = grpc::ClientReaderWriter<cdcpb::ChangeDataRequest, cdcpb::ChangeDataEvent>;
+  // Events are read as bytes: the region workers parse their rows.
+  using Stream = grpc::ClientReaderWriter<cdcpb::ChangeDataRequest, grpc::ByteBuffer>;
   struct Connection {
     uint64_t id = 0;
     std::shared_ptr<grpc::Channel> channel;
-    std::unique_ptr<cdcpb::ChangeData::Stub> stub;
     grpc::ClientContext context;
     std::unique_ptr<Stream> stream;
     bool broken = false;

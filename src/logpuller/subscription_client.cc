@@ -307,8 +307,8 @@ void SubscriptionClient::OnPipelineFailure(SubscriptionId id, const Status& stat
   if (sub != nullptr) Fail(sub, status.WithContext("span pipeline"));
 }
 
-void SubscriptionClient::OnStreamEvent(uint64_t stream_id, cdcpb::ChangeDataEvent&& event) {
-  pool_.PostEvent(stream_id, std::move(event));
+Status SubscriptionClient::OnStreamEvent(uint64_t stream_id, MessageBytes message) {
+  return pool_.PostEvent(stream_id, std::move(message));
 }
 
 void SubscriptionClient::OnStreamBroken(uint64_t stream_id, StoreId store, const Status& status) {

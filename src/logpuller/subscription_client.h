@@ -89,7 +89,7 @@ class SubscriptionClient final : public SpanSubscriber,
   void MaybeAdvance(SubscriptionRun& run, const CancelToken& token) override;
   void FailRun(const std::shared_ptr<SubscriptionRun>& run, const Status& status) override;
   // StreamSink.
-  void OnStreamEvent(uint64_t stream_id, cdcpb::ChangeDataEvent&& event) override;
+  Status OnStreamEvent(uint64_t stream_id, MessageBytes message) override;
   void OnStreamBroken(uint64_t stream_id, StoreId store, const Status& status) override;
 
   void RetryRegion(RegionState& state, Span range, Clock::Duration min_delay);

@@ -1,0 +1,245 @@
+#include "logpuller/change_data.h"
+
+#include <limits>
+#include <utility>
+
+namespace sluice::logpuller {
+namespace {
+
+enum WireType : uint32_t {
+  kVarint = 0,
+  kFixed64 = 1,
+  kLengthDelimited = 2,
+  kStartGroup = 3,
+  kEndGroup = 4,
+  kFixed32 = 5,
+};
+
+// Protobuf's default recursion limit, for nested unknown groups.
+constexpr int kMaxGroupDepth = 100;
+
+// A cursor over protobuf wire bytes. Every read checks the bounds and
+// returns false on malformed input.
+class WireReader {
+ public:
+  explicit WireReader(std::string_view bytes) : data_(bytes) {}
+
+  bool done() const { return pos_ == data_.size(); }
+
+  bool ReadVarint(uint64_t* value) {
+    uint64_t result = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      if (pos_ == data_.size()) return false;
+      uint8_t byte = static_cast<uint8_t>(data_[pos_++]);
+      result |= static_cast<uint64_t>(byte & 0x7f) << shift;
+      if ((byte & 0x80) == 0) {
+        *value = result;
+        return true;
+      }
+    }
+    return false;  // More than ten bytes.
+  }
+
+  bool ReadTag(uint32_t* field, uint32_t* wire_type) {
+    uint64_t tag = 0;
+    if (!ReadVarint(&tag) || tag > std::numeric_limits<uint32_t>::max()) return false;
+    *field = static_cast<uint32_t>(tag >> 3);
+    *wire_type = static_cast<uint32_t>(tag & 7);
+    return *field != 0;
+  }
+
+  bool ReadBytes(std::string_view* out) {
+    uint64_t size = 0;
+    if (!ReadVarint(&size) || size > data_.size() - pos_) return false;
+    *out = data_.substr(pos_, size);
+    pos_ += size;
+    return true;
+  }
+
+  bool Skip(size_t size) {
+    if (size > data_.size() - pos_) return false;
+    pos_ += size;
+    return true;
+  }
+
+  // Skips the value of a field whose tag was just read.
+  bool SkipField(uint32_t field, uint32_t wire_type, int depth = 0) {
+    uint64_t ignored = 0;
+    std::string_view bytes;
+    switch (wire_type) {
+      case kVarint:
+        return ReadVarint(&ignored);
+      case kFixed64:
+        return Skip(8);
+      case kLengthDelimited:
+        return ReadBytes(&bytes);
+      case kFixed32:
+        return Skip(4);
+      case kStartGroup:
+        return SkipGroup(field, depth + 1);
+      default:
+        return false;  // An end-group without its start, or wire types 6 and 7.
+    }
+  }
+
+ private:
+  bool SkipGroup(uint32_t group_field, int depth) {
+    if (depth > kMaxGroupDepth) return false;
+    while (true) {
+      uint32_t field = 0;
+      uint32_t wire_type = 0;
+      if (!ReadTag(&field, &wire_type)) return false;
+      if (wire_type == kEndGroup) return field == group_field;
+      if (!SkipField(field, wire_type, depth)) return false;
+    }
+  }
+
+  std::string_view data_;
+  size_t pos_ = 0;
+};
+
+// The Event header: fields of cdcpb.Event (proto/cdcpb.proto).
+bool ReadEvent(std::string_view body, RegionEventRef* ref) {
+  ref->body = body;
+  WireReader in(body);
+  int oneof_sets = 0;
+  auto set = [&](RegionEventRef::Kind kind, std::string_view payload) {
+    ref->kind = kind;
+    ref->payload = payload;
+    ++oneof_sets;
+  };
+  while (!in.done()) {
+    uint32_t field = 0;
+    uint32_t wire_type = 0;
+    if (!in.ReadTag(&field, &wire_type)) return false;
+    std::string_view payload;
+    if (wire_type == kVarint && (field == 1 || field == 7 || field == 6)) {
+      uint64_t value = 0;
+      if (!in.ReadVarint(&value)) return false;
+      if (field == 1) ref->region_id = value;
+      if (field == 7) ref->request_id = value;
+      if (field == 6) {
+        set(RegionEventRef::Kind::kResolvedTs, {});
+        ref->resolved_ts = value;
+      }
+      continue;
+    }
+    if (wire_type == kLengthDelimited && field >= 3 && field <= 8 && field != 6 && field != 7) {
+      if (!in.ReadBytes(&payload)) return false;
+      static constexpr RegionEventRef::Kind kKinds[] = {
+          RegionEventRef::Kind::kEntries, RegionEventRef::Kind::kAdmin,
+          RegionEventRef::Kind::kError,   RegionEventRef::Kind::kNone,
+          RegionEventRef::Kind::kNone,    RegionEventRef::Kind::kLongTxn};
+      set(kKinds[field - 3], payload);
+      continue;
+    }
+    if (!in.SkipField(field, wire_type)) return false;
+  }
+  ref->reparse = oneof_sets > 1;
+  return true;
+}
+
+}  // namespace
+
+Status SplitChangeData(std::string_view bytes, ChangeDataFrame* out) {
+  out->events.clear();
+  out->resolved_ts.reset();
+  WireReader in(bytes);
+  while (!in.done()) {
+    uint32_t field = 0;
+    uint32_t wire_type = 0;
+    if (!in.ReadTag(&field, &wire_type)) return Corruption("ChangeDataEvent: bad field tag");
+    std::string_view payload;
+    if (wire_type == kLengthDelimited && field == 1) {
+      if (!in.ReadBytes(&payload)) return Corruption("ChangeDataEvent: truncated event");
+      if (!ReadEvent(payload, &out->events.emplace_back())) {
+        return Corruption("ChangeDataEvent: event " + std::to_string(out->events.size() - 1) +
+                          " does not decode");
+      }
+      continue;
+    }
+    if (wire_type == kLengthDelimited && field == 2) {
+      if (!in.ReadBytes(&payload)) return Corruption("ChangeDataEvent: truncated resolved ts");
+      if (!out->resolved_ts.has_value()) out->resolved_ts.emplace();
+      // A repeated singular message field is merged, as protobuf does.
+      if (!out->resolved_ts->MergeFromString(std::string(payload))) {
+        return Corruption("ChangeDataEvent: resolved ts does not decode");
+      }
+      continue;
+    }
+    if (!in.SkipField(field, wire_type)) return Corruption("ChangeDataEvent: malformed field");
+  }
+  return Status::Ok();
+}
+
+Status RegionEventDecoder::Decode(const RegionEventRef& ref, DecodedRegionEvent* out) {
+  if (ref.reparse) return DecodeWhole(ref, out);
+  out->kind = ref.kind;
+  out->entries = nullptr;
+  out->resolved_ts = ref.resolved_ts;
+  const auto size = static_cast<int>(ref.payload.size());
+  switch (ref.kind) {
+    case RegionEventRef::Kind::kEntries:
+      if (entries_.entries().Capacity() > kMaxReusedRows) cdcpb::Event_Entries().Swap(&entries_);
+      if (!entries_.ParseFromArray(ref.payload.data(), size)) {
+        return Corruption("region event entries do not decode");
+      }
+      out->entries = &entries_;
+      return Status::Ok();
+    case RegionEventRef::Kind::kError:
+      if (!out->error.ParseFromArray(ref.payload.data(), size)) {
+        return Corruption("region event error does not decode");
+      }
+      return Status::Ok();
+    case RegionEventRef::Kind::kAdmin:
+    case RegionEventRef::Kind::kLongTxn: {
+      // Not used, but checked like any other bytes from the wire.
+      cdcpb::Event event;
+      if (!event.ParseFromArray(ref.body.data(), static_cast<int>(ref.body.size()))) {
+        return Corruption("region event does not decode");
+      }
+      return Status::Ok();
+    }
+    case RegionEventRef::Kind::kNone:
+    case RegionEventRef::Kind::kResolvedTs:
+      return Status::Ok();
+  }
+  return Status::Ok();
+}
+
+Status RegionEventDecoder::DecodeWhole(const RegionEventRef& ref, DecodedRegionEvent* out) {
+  cdcpb::Event event;
+  if (!event.ParseFromArray(ref.body.data(), static_cast<int>(ref.body.size()))) {
+    return Corruption("region event does not decode");
+  }
+  out->entries = nullptr;
+  out->resolved_ts = 0;
+  switch (event.event_case()) {
+    case cdcpb::Event::kEntries:
+      out->kind = RegionEventRef::Kind::kEntries;
+      entries_.Clear();
+      entries_.Swap(event.mutable_entries());
+      out->entries = &entries_;
+      break;
+    case cdcpb::Event::kError:
+      out->kind = RegionEventRef::Kind::kError;
+      out->error = std::move(*event.mutable_error());
+      break;
+    case cdcpb::Event::kResolvedTs:
+      out->kind = RegionEventRef::Kind::kResolvedTs;
+      out->resolved_ts = event.resolved_ts();
+      break;
+    case cdcpb::Event::kAdmin:
+      out->kind = RegionEventRef::Kind::kAdmin;
+      break;
+    case cdcpb::Event::kLongTxn:
+      out->kind = RegionEventRef::Kind::kLongTxn;
+      break;
+    case cdcpb::Event::EVENT_NOT_SET:
+      out->kind = RegionEventRef::Kind::kNone;
+      break;
+  }
+  return Status::Ok();
+}
+
+}  // namespace sluice::logpuller

@@ -1,0 +1,84 @@
+// Region events cut from one received cdcpb.ChangeDataEvent without parsing
+// their rows. The stream reader keeps the message as bytes and reads only
+// each Event's header fields (region id, request id, which oneof member is
+// set) to route it; the region worker that owns the region then parses that
+// event's rows, on its own thread, into a message it reuses.
+//
+// The result is what protobuf's parser would give for the same bytes, for
+// any field order, unknown fields and repeated singular fields (an Event
+// whose oneof is set more than once is re-parsed whole). Bytes that do not
+// decode give a Corruption status; nothing aborts.
+//
+// Pure functions; a RegionEventDecoder is for one thread at a time.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cdcpb.pb.h"
+#include "common/status.h"
+
+namespace sluice::logpuller {
+
+// The bytes of one received ChangeDataEvent, shared by the region events
+// cut from it until the last of them has been handled.
+using MessageBytes = std::shared_ptr<const std::string>;
+
+// One `ChangeDataEvent.events` element, located in the message's bytes.
+struct RegionEventRef {
+  // The member of the Event's `event` oneof that is set (the last one on the
+  // wire, as protobuf keeps it).
+  enum class Kind : uint8_t { kNone, kEntries, kAdmin, kError, kResolvedTs, kLongTxn };
+
+  uint64_t region_id = 0;
+  uint64_t request_id = 0;
+  Kind kind = Kind::kNone;
+  // The oneof was set more than once: protobuf merges or replaces, so the
+  // decoder parses `body` whole instead of `payload`.
+  bool reparse = false;
+  uint64_t resolved_ts = 0;   // kResolvedTs.
+  std::string_view payload;   // The bytes of the set member (kEntries, kError, ...).
+  std::string_view body;      // The whole Event.
+};
+
+// The top level of one ChangeDataEvent.
+struct ChangeDataFrame {
+  std::vector<RegionEventRef> events;
+  std::optional<cdcpb::ResolvedTs> resolved_ts;  // Set when the field is present.
+};
+
+// Reads the top level of a serialized ChangeDataEvent and the header of each
+// of its events. `out`'s views point into `bytes`, which must outlive them.
+Status SplitChangeData(std::string_view bytes, ChangeDataFrame* out);
+
+// A region event with its rows parsed.
+struct DecodedRegionEvent {
+  RegionEventRef::Kind kind = RegionEventRef::Kind::kNone;
+  // kEntries: owned by the decoder, valid until its next Decode(). The rows
+  // may be moved from.
+  cdcpb::Event_Entries* entries = nullptr;
+  cdcpb::Error error;     // kError.
+  uint64_t resolved_ts = 0;  // kResolvedTs.
+};
+
+// Parses the member of region events that the worker needs, reusing one
+// Entries message (and its rows) across events.
+class RegionEventDecoder {
+ public:
+  // Corruption if the member's bytes do not decode.
+  Status Decode(const RegionEventRef& ref, DecodedRegionEvent* out);
+
+ private:
+  // Entries messages that grew past this many rows are not kept for reuse.
+  static constexpr int kMaxReusedRows = 4096;
+
+  Status DecodeWhole(const RegionEventRef& ref, DecodedRegionEvent* out);
+
+  cdcpb::Event_Entries entries_;
+};
+
+}  // namespace sluice::logpuller
