@@ -12,7 +12,7 @@
 //    ChangeDataEvent (the bare protobuf rate; fresh_msg_* parses each into
 //    a new message, as a stream reader must). Median of three passes.
 //  - puller_inline: the production decode (SplitChangeData, then each
-//    region event's rows into a reused message) and RegionMatcher on one
+//    region event's rows as views into the bytes) and RegionMatcher on one
 //    thread, no queues.
 //  - puller_pipeline(_single): bytes -> RegionWorkerPool (decode, matcher,
 //    region and span resolved ts) -> SpanPipeline -> a consumer that calls the
@@ -581,8 +581,8 @@ Status RunInline(const Stream& s, double parse_events_per_s) {
       auto it = matchers.find(ref.region_id);
       if (it == matchers.end()) return Internal("unknown region");
       RETURN_IF_ERROR(decoder.Decode(ref, &decoded));
-      if (decoded.entries == nullptr) continue;
-      for (Row& row : *decoded.entries->mutable_entries()) {
+      if (decoded.rows == nullptr) continue;
+      for (const RowView& row : *decoded.rows) {
         RETURN_IF_ERROR(it->second.Handle(row, &batch));
       }
     }

@@ -486,5 +486,64 @@ TEST_F(BadInputTest, ViolationDuringScanReleasesScanSlot) {
   ASSERT_TRUE(b->WaitResolved(Ts(2000), kWait));
 }
 
+// Bytes put into `message` as an unknown field with the number of a known
+// one: it serializes, but the receiver cannot decode that field.
+void AddUndecodable(google::protobuf::Message* message, int field) {
+  message->GetReflection()->MutableUnknownFields(message)->AddLengthDelimited(
+      field, std::string("\x08", 1));  // A varint's tag without the varint.
+}
+
+TEST_F(BadInputTest, UndecodableRowsRestartAndNothingOfTheirEventIsUsed) {
+  ASSERT_NO_FATAL_FAILURE(Start());
+  fake_->Script(region_a_, 1, {FakeStep::Initialized(), FakeStep::Resolved(Ts(1500))});
+  fake_->Script(region_a_, 2,
+                {FakeStep::Rows({CommittedRow(KeyA(2), "kept", Ts(2000), Ts(2100))}),
+                 FakeStep::Initialized()});
+  Sub a = Subscribe(kTableA);
+  Sub b = Subscribe(kTableB);
+  ASSERT_TRUE(a->WaitResolved(Ts(1500), kWait));
+  // A good row, then one that does not decode, in one event.
+  FakeStep bad = FakeStep::Rows({CommittedRow(KeyA(1), "lost", Ts(2000), Ts(2100))});
+  AddUndecodable(bad.event.mutable_entries(), 1);
+  ASSERT_TRUE(fake_->Push(region_a_, {bad}).ok());
+  ASSERT_TRUE(WaitRegistered(region_a_, 2));
+  ASSERT_TRUE(WaitRegistered(region_b_, 1));
+  EXPECT_EQ(Register(region_a_, 2).checkpoint, Ts(1500));
+  EXPECT_NE(Register(region_a_, 2).request_id, Register(region_a_, 1).request_id);
+  fake_->Tick(Ts(3000));
+  ASSERT_TRUE(a->WaitResolved(Ts(3000), kWait));
+  ASSERT_TRUE(b->WaitResolved(Ts(3000), kWait));
+  EXPECT_EQ(testing::DiffChanges({Put(KeyA(2), "kept", Ts(2000), Ts(2100))}, Delivered(a)), "");
+  EXPECT_EQ(stats().restarts, 1u);
+  EXPECT_EQ(stats().fatal, 0u);
+}
+
+TEST_F(BadInputTest, UndecodableMessageBreaksTheStreamAndItsRegionsRetry) {
+  ASSERT_NO_FATAL_FAILURE(Start());
+  fake_->Script(region_a_, 1, {FakeStep::Initialized(), FakeStep::Resolved(Ts(1500))});
+  fake_->Script(region_a_, 2, {FakeStep::Initialized()});
+  Sub a = Subscribe(kTableA);
+  Sub b = Subscribe(kTableB);
+  ASSERT_TRUE(a->WaitResolved(Ts(1500), kWait));
+  ASSERT_TRUE(WaitRegistered(region_b_, 1));
+  cdcpb::ChangeDataEvent garbage;
+  AddUndecodable(&garbage, 1);  // An event that does not decode.
+  ASSERT_TRUE(fake_->Push(region_a_, {FakeStep::Raw(garbage)}).ok());
+  // Every region of the stream is asked for again, on a new stream, in the
+  // same run.
+  ASSERT_TRUE(WaitRegistered(region_a_, 2));
+  ASSERT_TRUE(WaitRegistered(region_b_, 2));
+  EXPECT_EQ(Register(region_a_, 2).request_id, Register(region_a_, 1).request_id);
+  EXPECT_NE(Register(region_a_, 2).stream_id, Register(region_a_, 1).stream_id);
+  EXPECT_EQ(Register(region_a_, 2).checkpoint, Ts(1500));
+  fake_->Tick(Ts(2000));
+  ASSERT_TRUE(a->WaitResolved(Ts(2000), kWait));
+  ASSERT_TRUE(b->WaitResolved(Ts(2000), kWait));
+  SubscriptionClient::Stats s = stats();
+  EXPECT_GE(s.stream_errors, 2u);
+  EXPECT_EQ(s.restarts, 0u);
+  EXPECT_EQ(s.fatal, 0u);
+}
+
 }  // namespace
 }  // namespace sluice::logpuller

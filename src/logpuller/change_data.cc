@@ -139,6 +139,51 @@ bool ReadEvent(std::string_view body, RegionEventRef* ref) {
   return true;
 }
 
+// The fields of cdcpb.Event.Row. A field with an unexpected wire type is
+// an unknown field to protobuf, and skipped here too.
+bool ReadRow(std::string_view bytes, RowView* row) {
+  *row = RowView{};
+  WireReader in(bytes);
+  while (!in.done()) {
+    uint32_t field = 0;
+    uint32_t wire_type = 0;
+    if (!in.ReadTag(&field, &wire_type)) return false;
+    if (wire_type == kVarint && field != 5 && field != 6 && field != 7) {
+      uint64_t value = 0;
+      if (!in.ReadVarint(&value)) return false;
+      switch (field) {
+        case 1:
+          row->start_ts = value;
+          break;
+        case 2:
+          row->commit_ts = value;
+          break;
+        case 3:
+          row->type = static_cast<int32_t>(value);
+          break;
+        case 4:
+          row->op_type = static_cast<int32_t>(value);
+          break;
+        case 10:
+          row->generation = value;
+          break;
+        default:
+          break;  // expire_ts_unix_secs, txn_source, unknown fields.
+      }
+      continue;
+    }
+    if (wire_type == kLengthDelimited && field >= 5 && field <= 7) {
+      std::string_view* target = field == 5   ? &row->key
+                                 : field == 6 ? &row->value
+                                              : &row->old_value;
+      if (!in.ReadBytes(target)) return false;
+      continue;
+    }
+    if (!in.SkipField(field, wire_type)) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 Status SplitChangeData(std::string_view bytes, ChangeDataFrame* out) {
@@ -172,22 +217,31 @@ Status SplitChangeData(std::string_view bytes, ChangeDataFrame* out) {
   return Status::Ok();
 }
 
+RowView ViewOf(const cdcpb::Event_Row& row) {
+  RowView view;
+  view.start_ts = row.start_ts();
+  view.commit_ts = row.commit_ts();
+  view.type = static_cast<int32_t>(row.type());
+  view.op_type = static_cast<int32_t>(row.op_type());
+  view.key = row.key();
+  view.value = row.value();
+  view.old_value = row.old_value();
+  view.generation = row.generation();
+  return view;
+}
+
 Status RegionEventDecoder::Decode(const RegionEventRef& ref, DecodedRegionEvent* out) {
   if (ref.reparse) return DecodeWhole(ref, out);
   out->kind = ref.kind;
-  out->entries = nullptr;
+  out->rows = nullptr;
   out->resolved_ts = ref.resolved_ts;
-  const auto size = static_cast<int>(ref.payload.size());
   switch (ref.kind) {
     case RegionEventRef::Kind::kEntries:
-      if (entries_.entries().Capacity() > kMaxReusedRows) cdcpb::Event_Entries().Swap(&entries_);
-      if (!entries_.ParseFromArray(ref.payload.data(), size)) {
-        return Corruption("region event entries do not decode");
-      }
-      out->entries = &entries_;
+      RETURN_IF_ERROR(DecodeRows(ref.payload));
+      out->rows = &rows_;
       return Status::Ok();
     case RegionEventRef::Kind::kError:
-      if (!out->error.ParseFromArray(ref.payload.data(), size)) {
+      if (!out->error.ParseFromArray(ref.payload.data(), static_cast<int>(ref.payload.size()))) {
         return Corruption("region event error does not decode");
       }
       return Status::Ok();
@@ -207,19 +261,40 @@ Status RegionEventDecoder::Decode(const RegionEventRef& ref, DecodedRegionEvent*
   return Status::Ok();
 }
 
+Status RegionEventDecoder::DecodeRows(std::string_view entries) {
+  if (rows_.capacity() > kMaxReusedRows) std::vector<RowView>().swap(rows_);
+  rows_.clear();
+  WireReader in(entries);
+  while (!in.done()) {
+    uint32_t field = 0;
+    uint32_t wire_type = 0;
+    if (!in.ReadTag(&field, &wire_type)) return Corruption("entries: bad field tag");
+    std::string_view bytes;
+    if (field != 1 || wire_type != kLengthDelimited) {
+      if (!in.SkipField(field, wire_type)) return Corruption("entries: malformed field");
+      continue;
+    }
+    if (!in.ReadBytes(&bytes) || !ReadRow(bytes, &rows_.emplace_back())) {
+      return Corruption("entries: row " + std::to_string(rows_.size() - 1) + " does not decode");
+    }
+  }
+  return Status::Ok();
+}
+
 Status RegionEventDecoder::DecodeWhole(const RegionEventRef& ref, DecodedRegionEvent* out) {
   cdcpb::Event event;
   if (!event.ParseFromArray(ref.body.data(), static_cast<int>(ref.body.size()))) {
     return Corruption("region event does not decode");
   }
-  out->entries = nullptr;
+  out->rows = nullptr;
   out->resolved_ts = 0;
   switch (event.event_case()) {
     case cdcpb::Event::kEntries:
       out->kind = RegionEventRef::Kind::kEntries;
-      entries_.Clear();
-      entries_.Swap(event.mutable_entries());
-      out->entries = &entries_;
+      // Protobuf merged the repeated members; decode the merged rows.
+      merged_ = event.entries().SerializeAsString();
+      RETURN_IF_ERROR(DecodeRows(merged_));
+      out->rows = &rows_;
       break;
     case cdcpb::Event::kError:
       out->kind = RegionEventRef::Kind::kError;

@@ -1,8 +1,8 @@
 // Region events cut from one received cdcpb.ChangeDataEvent without parsing
 // their rows. The stream reader keeps the message as bytes and reads only
 // each Event's header fields (region id, request id, which oneof member is
-// set) to route it; the region worker that owns the region then parses that
-// event's rows, on its own thread, into a message it reuses.
+// set) to route it; the region worker that owns the region then decodes
+// that event's rows, on its own thread, as views into the bytes.
 //
 // The result is what protobuf's parser would give for the same bytes, for
 // any field order, unknown fields and repeated singular fields (an Event
@@ -40,9 +40,9 @@ struct RegionEventRef {
   // The oneof was set more than once: protobuf merges or replaces, so the
   // decoder parses `body` whole instead of `payload`.
   bool reparse = false;
-  uint64_t resolved_ts = 0;   // kResolvedTs.
-  std::string_view payload;   // The bytes of the set member (kEntries, kError, ...).
-  std::string_view body;      // The whole Event.
+  uint64_t resolved_ts = 0;  // kResolvedTs.
+  std::string_view payload;  // The bytes of the set member (kEntries, kError, ...).
+  std::string_view body;     // The whole Event.
 };
 
 // The top level of one ChangeDataEvent.
@@ -55,30 +55,49 @@ struct ChangeDataFrame {
 // of its events. `out`'s views point into `bytes`, which must outlive them.
 Status SplitChangeData(std::string_view bytes, ChangeDataFrame* out);
 
-// A region event with its rows parsed.
+// One cdcpb.Event.Row, its bytes fields pointing into the message. The
+// enums are kept as the integers on the wire (proto3 enums are open).
+struct RowView {
+  uint64_t start_ts = 0;
+  uint64_t commit_ts = 0;
+  int32_t type = 0;     // cdcpb::Event_LogType.
+  int32_t op_type = 0;  // cdcpb::Event_Row_OpType.
+  std::string_view key;
+  std::string_view value;
+  std::string_view old_value;
+  uint64_t generation = 0;
+};
+
+// A view of a parsed row (for tests and tools that build rows as messages).
+RowView ViewOf(const cdcpb::Event_Row& row);
+
+// A region event with its rows decoded.
 struct DecodedRegionEvent {
   RegionEventRef::Kind kind = RegionEventRef::Kind::kNone;
-  // kEntries: owned by the decoder, valid until its next Decode(). The rows
-  // may be moved from.
-  cdcpb::Event_Entries* entries = nullptr;
-  cdcpb::Error error;     // kError.
+  // kEntries: owned by the decoder, valid until its next Decode() and while
+  // the message's bytes live.
+  const std::vector<RowView>* rows = nullptr;
+  cdcpb::Error error;        // kError.
   uint64_t resolved_ts = 0;  // kResolvedTs.
 };
 
-// Parses the member of region events that the worker needs, reusing one
-// Entries message (and its rows) across events.
+// Decodes the member of region events that the worker needs. Rows are
+// decoded straight from the bytes into views (no Row message, no copy), all
+// of an event's rows before any is used, so a malformed event yields nothing.
 class RegionEventDecoder {
  public:
   // Corruption if the member's bytes do not decode.
   Status Decode(const RegionEventRef& ref, DecodedRegionEvent* out);
 
  private:
-  // Entries messages that grew past this many rows are not kept for reuse.
-  static constexpr int kMaxReusedRows = 4096;
+  // A row vector that grew past this many rows is not kept for reuse.
+  static constexpr size_t kMaxReusedRows = 4096;
 
+  Status DecodeRows(std::string_view entries);
   Status DecodeWhole(const RegionEventRef& ref, DecodedRegionEvent* out);
 
-  cdcpb::Event_Entries entries_;
+  std::vector<RowView> rows_;
+  std::string merged_;  // The rows of a re-parsed event, serialized again.
 };
 
 }  // namespace sluice::logpuller

@@ -1,6 +1,7 @@
 #include "logpuller/matcher.h"
 
 #include <functional>
+#include <optional>
 #include <string_view>
 #include <utility>
 
@@ -10,20 +11,21 @@
 namespace sluice::logpuller {
 namespace {
 
-using Row = cdcpb::Event_Row;
-
-std::string RowContext(const Row& row) {
-  return "start_ts " + std::to_string(row.start_ts()) + ", commit_ts " +
-         std::to_string(row.commit_ts()) + ", key " + Redact(row.key());
+std::string RowContext(uint64_t start_ts, uint64_t commit_ts, std::string_view key) {
+  return "start_ts " + std::to_string(start_ts) + ", commit_ts " + std::to_string(commit_ts) +
+         ", key " + Redact(key);
+}
+std::string RowContext(const RowView& row) {
+  return RowContext(row.start_ts, row.commit_ts, row.key);
 }
 
 }  // namespace
 
-size_t RegionMatcher::PrewriteKeyHash::operator()(const PrewriteKey& k) const noexcept {
-  size_t h = HashBytes(k.key);
+size_t RegionMatcher::PrewriteKeyHash::Hash(uint64_t start_ts, std::string_view key) noexcept {
+  size_t h = HashBytes(key);
   // Mixes the start ts in (splitmix64 finaliser) so that keys shared by many
   // transactions do not collide.
-  uint64_t x = k.start_ts + 0x9E3779B97F4A7C15ULL;
+  uint64_t x = start_ts + 0x9E3779B97F4A7C15ULL;
   x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
   x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
   x ^= x >> 31;
@@ -33,33 +35,43 @@ size_t RegionMatcher::PrewriteKeyHash::operator()(const PrewriteKey& k) const no
 RegionMatcher::RegionMatcher(RegionId region, Ts subscription_start_ts)
     : region_(region), start_ts_(subscription_start_ts), resolved_ts_(subscription_start_ts) {}
 
-Status RegionMatcher::Handle(Row& row, KvBatch* out) {
-  switch (row.type()) {
+Status RegionMatcher::Handle(const RowView& row, KvBatch* out) {
+  switch (row.type) {
     case cdcpb::Event::PREWRITE:
       PutPrewrite(row);
       return Status::Ok();
     case cdcpb::Event::COMMIT:
       return HandleCommit(row, out);
-    case cdcpb::Event::COMMITTED:
-      if (row.commit_ts() < row.start_ts()) {
+    case cdcpb::Event::COMMITTED: {
+      if (row.commit_ts < row.start_ts) {
         return ProtocolViolation("committed row with commit ts below its start ts: " +
                                  RowContext(row));
       }
-      return Emit(row, out);
+      std::optional<KvOp> op;
+      RETURN_IF_ERROR(Check(row, &op));
+      if (!op.has_value()) return Status::Ok();
+      RawKvEntry& entry = out->emplace_back();
+      entry.op = *op;
+      entry.key.assign(row.key);
+      if (*op == KvOp::kPut) entry.value.assign(row.value);
+      entry.old_value.assign(row.old_value);
+      entry.start_ts = Ts(row.start_ts);
+      entry.commit_ts = Ts(row.commit_ts);
+      entry.region_id = region_;
+      return Status::Ok();
+    }
     case cdcpb::Event::ROLLBACK:
       if (!initialized_) {
-        BeforeInitCache().rollbacks.push_back(
-            PrewriteKey{row.start_ts(), std::move(*row.mutable_key())});
-      } else {
-        Rollback(row);
+        BeforeInitCache().rollbacks.push_back(PrewriteKey{row.start_ts, std::string(row.key)});
+      } else if (prewrites_ != nullptr) {
+        prewrites_->erase(PrewriteProbe{row.start_ts, row.key});
       }
       return Status::Ok();
     case cdcpb::Event::INITIALIZED:
       return HandleInitialized(out);
     default:
       return ProtocolViolation("region " + std::to_string(region_.value()) +
-                               ": row with unknown log type " +
-                               std::to_string(static_cast<int>(row.type())));
+                               ": row with unknown log type " + std::to_string(row.type));
   }
 }
 
@@ -86,62 +98,51 @@ RegionMatcher::BeforeInit& RegionMatcher::BeforeInitCache() {
   return *before_init_;
 }
 
-void RegionMatcher::PutPrewrite(Row& row) {
-  PrewriteKey key{row.start_ts(), std::move(*row.mutable_key())};
+void RegionMatcher::PutPrewrite(const RowView& row) {
   if (prewrites_ == nullptr) prewrites_ = std::make_unique<PrewriteMap>();
-  auto it = prewrites_->find(key);
+  auto it = prewrites_->find(PrewriteProbe{row.start_ts, row.key});
   if (it != prewrites_->end()) {
     // An empty-value prewrite for a key that already has one is the fake
     // prewrite TiKV sends for a transaction heartbeat (with or without old
     // value, the value is empty): keep the real one.
-    if (row.value().empty()) return;
+    if (row.value.empty()) return;
     // Pipelined DML: the latest generation wins.
-    if (row.generation() < it->second.generation) return;
-    it->second.value = std::move(*row.mutable_value());
-    it->second.old_value = std::move(*row.mutable_old_value());
-    it->second.generation = row.generation();
+    if (row.generation < it->second.generation) return;
+    it->second.value.assign(row.value);
+    it->second.old_value.assign(row.old_value);
+    it->second.generation = row.generation;
     return;
   }
-  prewrites_->emplace(std::move(key),
-                      Prewrite{std::move(*row.mutable_value()), std::move(*row.mutable_old_value()),
-                               row.generation()});
+  prewrites_->emplace(PrewriteKey{row.start_ts, std::string(row.key)},
+                      Prewrite{std::string(row.value), std::string(row.old_value), row.generation});
 }
 
-bool RegionMatcher::MatchPrewrite(Row& row) {
+bool RegionMatcher::FindPrewrite(uint64_t start_ts, std::string_view key,
+                                 PrewriteMap::iterator* it) {
   if (prewrites_ == nullptr || prewrites_->empty()) return false;
-  // The probe borrows the row's key and gives it back, so nothing is copied.
-  PrewriteKey probe{row.start_ts(), std::move(*row.mutable_key())};
-  auto it = prewrites_->find(probe);
-  *row.mutable_key() = std::move(probe.key);
-  if (it == prewrites_->end()) return false;
+  *it = prewrites_->find(PrewriteProbe{start_ts, key});
+  if (*it == prewrites_->end()) return false;
   // During the scan prewrites may come out of order with their commits: a
   // heartbeat's empty value or a pipelined flush must not satisfy a commit.
-  if (!initialized_ && (it->second.value.empty() || it->second.generation > 0)) return false;
-  *row.mutable_value() = std::move(it->second.value);
-  *row.mutable_old_value() = std::move(it->second.old_value);
-  prewrites_->erase(it);
-  return true;
+  return initialized_ || (!(*it)->second.value.empty() && (*it)->second.generation == 0);
 }
 
-void RegionMatcher::Rollback(Row& row) {
-  if (prewrites_ == nullptr || prewrites_->empty()) return;
-  prewrites_->erase(PrewriteKey{row.start_ts(), std::move(*row.mutable_key())});
-}
-
-Status RegionMatcher::HandleCommit(Row& row, KvBatch* out) {
-  if (row.commit_ts() < row.start_ts()) {
+Status RegionMatcher::HandleCommit(const RowView& row, KvBatch* out) {
+  if (row.commit_ts < row.start_ts) {
     return ProtocolViolation("commit with commit ts below its start ts: " + RowContext(row));
   }
   // Matching also runs for stale commits, so that their prewrites are freed.
-  if (!MatchPrewrite(row)) {
+  PrewriteMap::iterator it;
+  if (!FindPrewrite(row.start_ts, row.key, &it)) {
     if (!initialized_) {
-      BeforeInitCache().commits.push_back(std::move(row));
+      BeforeInitCache().commits.push_back(
+          PendingCommit{row.start_ts, row.commit_ts, row.op_type, std::string(row.key)});
       return Status::Ok();
     }
     return ProtocolViolation("region " + std::to_string(region_.value()) +
                              ": commit without prewrite: " + RowContext(row));
   }
-  return Emit(row, out);
+  return EmitMatched(row, it, out);
 }
 
 Status RegionMatcher::HandleInitialized(KvBatch* out) {
@@ -152,53 +153,68 @@ Status RegionMatcher::HandleInitialized(KvBatch* out) {
   initialized_ = true;
   if (before_init_ == nullptr) return Status::Ok();
   std::unique_ptr<BeforeInit> cached = std::move(before_init_);
-  for (Row& commit : cached->commits) {
-    if (!MatchPrewrite(commit)) {
+  for (const PendingCommit& commit : cached->commits) {
+    PrewriteMap::iterator it;
+    if (!FindPrewrite(commit.start_ts, commit.key, &it)) {
       // A commit seen during the scan without its prewrite: the scan already
       // produced a COMMITTED row for it.
       LOG_INFO("region {}: dropping commit without prewrite seen during the scan, {}",
-               region_.value(), RowContext(commit));
+               region_.value(), RowContext(commit.start_ts, commit.commit_ts, commit.key));
       continue;
     }
-    RETURN_IF_ERROR(Emit(commit, out));
+    RowView row;
+    row.start_ts = commit.start_ts;
+    row.commit_ts = commit.commit_ts;
+    row.type = cdcpb::Event::COMMIT;
+    row.op_type = commit.op_type;
+    row.key = commit.key;
+    RETURN_IF_ERROR(EmitMatched(row, it, out));
   }
   if (prewrites_ == nullptr) return Status::Ok();
-  for (const PrewriteKey& key : cached->rollbacks) prewrites_->erase(key);
+  for (const PrewriteKey& key : cached->rollbacks) {
+    prewrites_->erase(PrewriteProbe{key.start_ts, key.key});
+  }
   return Status::Ok();
 }
 
-Status RegionMatcher::Emit(Row& row, KvBatch* out) {
+Status RegionMatcher::EmitMatched(const RowView& row, PrewriteMap::iterator it, KvBatch* out) {
+  // The prewrite is taken out of the map whatever the row turns out to be.
+  auto node = prewrites_->extract(it);
+  std::optional<KvOp> op;
+  RETURN_IF_ERROR(Check(row, &op));
+  if (!op.has_value()) return Status::Ok();
+  RawKvEntry& entry = out->emplace_back();
+  entry.op = *op;
+  entry.key = std::move(node.key().key);
+  if (*op == KvOp::kPut) entry.value = std::move(node.mapped().value);
+  entry.old_value = std::move(node.mapped().old_value);
+  entry.start_ts = Ts(row.start_ts);
+  entry.commit_ts = Ts(row.commit_ts);
+  entry.region_id = region_;
+  return Status::Ok();
+}
+
+Status RegionMatcher::Check(const RowView& row, std::optional<KvOp>* op) const {
   // TiKV may send changes committed at or before the start ts; they are
   // already covered by the subscription's starting point.
-  if (Ts(row.commit_ts()) <= start_ts_) return Status::Ok();
-  if (Ts(row.commit_ts()) <= resolved_ts_) {
+  if (Ts(row.commit_ts) <= start_ts_) return Status::Ok();
+  if (Ts(row.commit_ts) <= resolved_ts_) {
     return ProtocolViolation("region " + std::to_string(region_.value()) +
                              ": change at or below the region resolved ts " +
                              std::to_string(resolved_ts_.value()) + ": " + RowContext(row));
   }
-  KvOp op;
-  switch (row.op_type()) {
-    case Row::PUT:
-      op = KvOp::kPut;
-      break;
-    case Row::DELETE:
-      op = KvOp::kDelete;
-      break;
+  switch (row.op_type) {
+    case cdcpb::Event_Row::PUT:
+      *op = KvOp::kPut;
+      return Status::Ok();
+    case cdcpb::Event_Row::DELETE:
+      *op = KvOp::kDelete;
+      return Status::Ok();
     default:
       return ProtocolViolation("region " + std::to_string(region_.value()) +
-                               ": committed change with op type " +
-                               std::to_string(static_cast<int>(row.op_type())) +
+                               ": committed change with op type " + std::to_string(row.op_type) +
                                " (want PUT or DELETE): " + RowContext(row));
   }
-  RawKvEntry& entry = out->emplace_back();
-  entry.op = op;
-  entry.key = std::move(*row.mutable_key());
-  if (op == KvOp::kPut) entry.value = std::move(*row.mutable_value());
-  entry.old_value = std::move(*row.mutable_old_value());
-  entry.start_ts = Ts(row.start_ts());
-  entry.commit_ts = Ts(row.commit_ts());
-  entry.region_id = region_;
-  return Status::Ok();
 }
 
 }  // namespace sluice::logpuller

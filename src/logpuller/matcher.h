@@ -6,8 +6,9 @@
 //
 // Promises:
 //  - Every committed change with commit ts > the subscription start ts is
-//    appended to the output exactly once, as a RawKvEntry that owns the row's
-//    strings (moved out of the rows, never copied).
+//    appended to the output exactly once, as a RawKvEntry that owns its
+//    strings: a prewrite's bytes are copied once into the prewrite map and
+//    moved from there into the entry; a commit's key is never copied.
 //  - Rows that break the protocol (unknown log type, a commit without its
 //    prewrite after INITIALIZED, commit ts <= the region resolved ts, commit
 //    ts < start ts, a change that is neither a put nor a delete, INITIALIZED
@@ -22,14 +23,16 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-#include "cdcpb.pb.h"
 #include "common/kv_entry.h"
 #include "common/status.h"
 #include "common/strong_id.h"
+#include "logpuller/change_data.h"
 
 namespace sluice::logpuller {
 
@@ -42,12 +45,12 @@ class RegionMatcher {
   RegionMatcher(RegionMatcher&&) = default;
   RegionMatcher& operator=(RegionMatcher&&) = default;
 
-  // Handles one row of an Entries event (any LogType). Moves the strings out
-  // of `row`, which is left in a valid but unspecified state. Appends the
-  // committed changes the row completes to *out (an INITIALIZED row may
-  // complete several). On error *out may already hold changes this row
-  // produced; the caller fails the region either way.
-  Status Handle(cdcpb::Event_Row& row, KvBatch* out);
+  // Handles one row of an Entries event (any LogType); copies what it keeps
+  // of the row's bytes. Appends the committed changes the row completes to
+  // *out (an INITIALIZED row may complete several). On error *out may
+  // already hold changes this row produced; the caller fails the region
+  // either way.
+  Status Handle(const RowView& row, KvBatch* out);
 
   bool initialized() const { return initialized_; }
 
@@ -75,10 +78,24 @@ class RegionMatcher {
   struct PrewriteKey {
     uint64_t start_ts = 0;
     std::string key;
-    friend bool operator==(const PrewriteKey&, const PrewriteKey&) = default;
+  };
+  // A lookup key borrowing the row's bytes.
+  struct PrewriteProbe {
+    uint64_t start_ts = 0;
+    std::string_view key;
   };
   struct PrewriteKeyHash {
-    size_t operator()(const PrewriteKey& k) const noexcept;
+    using is_transparent = void;
+    size_t operator()(const PrewriteKey& k) const noexcept { return Hash(k.start_ts, k.key); }
+    size_t operator()(const PrewriteProbe& k) const noexcept { return Hash(k.start_ts, k.key); }
+    static size_t Hash(uint64_t start_ts, std::string_view key) noexcept;
+  };
+  struct PrewriteKeyEq {
+    using is_transparent = void;
+    template <typename A, typename B>
+    bool operator()(const A& a, const B& b) const noexcept {
+      return a.start_ts == b.start_ts && std::string_view(a.key) == std::string_view(b.key);
+    }
   };
   struct Prewrite {
     std::string value;
@@ -86,25 +103,33 @@ class RegionMatcher {
     uint64_t generation = 0;
   };
   // Open addressing: a prewrite costs no node allocation of its own.
-  using PrewriteMap = absl::flat_hash_map<PrewriteKey, Prewrite, PrewriteKeyHash>;
+  using PrewriteMap = absl::flat_hash_map<PrewriteKey, Prewrite, PrewriteKeyHash, PrewriteKeyEq>;
+  // A COMMIT row held until INITIALIZED (its value comes from the prewrite).
+  struct PendingCommit {
+    uint64_t start_ts = 0;
+    uint64_t commit_ts = 0;
+    int32_t op_type = 0;
+    std::string key;
+  };
   // Commits and rollbacks that arrived before INITIALIZED.
   struct BeforeInit {
-    std::vector<cdcpb::Event_Row> commits;
+    std::vector<PendingCommit> commits;
     std::vector<PrewriteKey> rollbacks;
   };
 
-  void PutPrewrite(cdcpb::Event_Row& row);
-  // Takes the matching prewrite's value and old value into `row` and forgets
-  // the prewrite. Before INITIALIZED, an empty-value or pipelined
-  // (generation > 0) prewrite is never matched. Returns whether it matched.
-  bool MatchPrewrite(cdcpb::Event_Row& row);
-  void Rollback(cdcpb::Event_Row& row);
+  void PutPrewrite(const RowView& row);
+  // Finds the prewrite a commit completes; false if there is none. Before
+  // INITIALIZED, an empty-value or pipelined (generation > 0) prewrite is
+  // never matched.
+  bool FindPrewrite(uint64_t start_ts, std::string_view key, PrewriteMap::iterator* it);
   BeforeInit& BeforeInitCache();
-  Status HandleCommit(cdcpb::Event_Row& row, KvBatch* out);
+  Status HandleCommit(const RowView& row, KvBatch* out);
   Status HandleInitialized(KvBatch* out);
-  // Checks a matched or scanned row and appends it to *out unless it is
-  // stale (commit ts <= subscription start ts).
-  Status Emit(cdcpb::Event_Row& row, KvBatch* out);
+  // Emits the change `row` commits with the prewrite `it` (which is freed).
+  Status EmitMatched(const RowView& row, PrewriteMap::iterator it, KvBatch* out);
+  // Checks a matched or scanned row. Returns its op in *op, or leaves *op
+  // unset if the row is stale (commit ts <= subscription start ts).
+  Status Check(const RowView& row, std::optional<KvOp>* op) const;
 
   RegionId region_;
   Ts start_ts_;

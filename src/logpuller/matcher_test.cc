@@ -44,7 +44,7 @@ Row Rollback(uint64_t start_ts, std::string key) {
 Row Initialized() { return MakeRow(cdcpb::Event::INITIALIZED, 0, 0, ""); }
 
 // Feeds one row (the helpers build temporaries; Handle takes an lvalue).
-Status Feed(RegionMatcher& m, Row row, KvBatch* out) { return m.Handle(row, out); }
+Status Feed(RegionMatcher& m, const Row& row, KvBatch* out) { return m.Handle(ViewOf(row), out); }
 
 void Init(RegionMatcher& m) {
   KvBatch out;
@@ -154,8 +154,8 @@ TEST(RegionMatcherTest, PipelinedPrewriteKeepsHighestGeneration) {
   g2.set_generation(2);
   Row g1 = Prewrite(110, "k", "gen1");
   g1.set_generation(1);
-  ASSERT_TRUE(m.Handle(g2, &out).ok());
-  ASSERT_TRUE(m.Handle(g1, &out).ok());
+  ASSERT_TRUE(m.Handle(ViewOf(g2), &out).ok());
+  ASSERT_TRUE(m.Handle(ViewOf(g1), &out).ok());
   ASSERT_TRUE(Feed(m, Commit(110, 120, "k"), &out).ok());
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].value, "gen2");
@@ -166,7 +166,7 @@ TEST(RegionMatcherTest, BeforeInitPipelinedPrewriteDoesNotMatch) {
   KvBatch out;
   Row flushed = Prewrite(110, "k", "v");
   flushed.set_generation(1);
-  ASSERT_TRUE(m.Handle(flushed, &out).ok());
+  ASSERT_TRUE(m.Handle(ViewOf(flushed), &out).ok());
   ASSERT_TRUE(Feed(m, Commit(110, 120, "k"), &out).ok());
   EXPECT_TRUE(out.empty());
   EXPECT_EQ(m.num_cached_commits(), 1u);
@@ -343,16 +343,34 @@ TEST(RegionMatcherTest, ShrinkReleasesTheSlotsOfALargeMatchedTransaction) {
   EXPECT_EQ(out.size(), 5001u);
 }
 
-TEST(RegionMatcherTest, MovesStringsOutOfTheRow) {
+// Rows are views into a message's bytes, which are freed after the event is
+// handled: whatever the matcher keeps or emits must own its bytes.
+TEST(RegionMatcherTest, KeptAndEmittedBytesOutliveTheRows) {
   RegionMatcher m(kRegion, kStartTs);
-  Init(m);
   KvBatch out;
+  auto feed_and_wipe = [&](Row row) {
+    Status status = Feed(m, row, &out);
+    row.mutable_key()->assign(row.key().size(), '#');
+    row.mutable_value()->assign(row.value().size(), '#');
+    row.mutable_old_value()->assign(row.old_value().size(), '#');
+    return status;
+  };
   const std::string big(1000, 'x');
-  Row committed = Committed(110, 120, "k", big);
-  const char* data = committed.value().data();
-  ASSERT_TRUE(m.Handle(committed, &out).ok());
-  ASSERT_EQ(out.size(), 1u);
-  EXPECT_EQ(out[0].value.data(), data) << "value must be moved, not copied";
+  ASSERT_TRUE(feed_and_wipe(Prewrite(105, "held", big + "1")).ok());
+  ASSERT_TRUE(feed_and_wipe(Commit(105, 115, "held")).ok());  // Cached until INITIALIZED.
+  ASSERT_TRUE(feed_and_wipe(Rollback(106, "gone")).ok());
+  ASSERT_TRUE(feed_and_wipe(Initialized()).ok());
+  ASSERT_TRUE(feed_and_wipe(Committed(110, 120, "scanned", big, Row::PUT)).ok());
+  ASSERT_TRUE(feed_and_wipe(Prewrite(130, "live", big + "2", "old")).ok());
+  ASSERT_TRUE(feed_and_wipe(Commit(130, 140, "live")).ok());
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_EQ(out[0].key, "held");
+  EXPECT_EQ(out[0].value, big + "1");
+  EXPECT_EQ(out[1].key, "scanned");
+  EXPECT_EQ(out[1].value, big);
+  EXPECT_EQ(out[2].key, "live");
+  EXPECT_EQ(out[2].value, big + "2");
+  EXPECT_EQ(out[2].old_value, "old");
 }
 
 }  // namespace

@@ -299,7 +299,7 @@ void RegionWorkerPool::HandleEvents(Shard* shard, uint64_t stream_id,
         break;
       }
       case RegionEventRef::Kind::kEntries:
-        HandleRows(state, *event.entries, &batch_of(state.run));
+        HandleRows(state, *event.rows, &batch_of(state.run));
         break;
       case RegionEventRef::Kind::kResolvedTs:
         flush();
@@ -317,10 +317,10 @@ void RegionWorkerPool::HandleEvents(Shard* shard, uint64_t stream_id,
   flush();
 }
 
-void RegionWorkerPool::HandleRows(RegionState& state, cdcpb::Event_Entries& entries,
+void RegionWorkerPool::HandleRows(RegionState& state, const std::vector<RowView>& rows,
                                   KvBatch* batch) {
-  batch->reserve(batch->size() + static_cast<size_t>(entries.entries_size()));
-  for (cdcpb::Event_Row& row : *entries.mutable_entries()) {
+  batch->reserve(batch->size() + rows.size());
+  for (const RowView& row : rows) {
     Status status = state.matcher.Handle(row, batch);
     if (!status.ok()) {
       host_->FailRun(state.run,

@@ -135,7 +135,7 @@ class RegionWorkerPool {
   void HandleEvents(Shard* shard, uint64_t stream_id, const std::vector<RegionEventRef>& events,
                     const StopToken& token);
   // Runs one event's rows through the region's matcher into *batch.
-  void HandleRows(RegionState& state, cdcpb::Event_Entries& entries, KvBatch* batch);
+  void HandleRows(RegionState& state, const std::vector<RowView>& rows, KvBatch* batch);
   void HandleResolved(Shard* shard, uint64_t stream_id, uint64_t request_id,
                       const std::vector<uint64_t>& regions, Ts ts, const StopToken& token);
   void FailState(Shard* shard, uint64_t request_id, uint64_t region_id, RegionFailure failure);
