@@ -38,6 +38,7 @@
 #include <memory>
 #include <sstream>
 
+#include "bench_stats.h"
 #include "common/clock.h"
 #include "common/lifecycle.h"
 #include "datapath_bench.h"
@@ -394,11 +395,6 @@ Result<Captured> Capture(BenchCluster& cluster, uint64_t rows) {
   path->Stop();
   RETURN_IF_ERROR(s);
   return Captured{capture.TakeCaptured(), blackhole.bytes()};
-}
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
 }
 
 void Print(const char* name, int round, uint64_t rows, uint64_t bytes, const RunResult& r,

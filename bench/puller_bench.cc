@@ -28,7 +28,7 @@
 //
 //   build/bench/puller_bench [--events N] [--regions R] [--resolved_every N]
 //                            [--region_workers W] [--pipeline_workers P]
-//                            [--region_queue Q]
+//                            [--region_queue Q] [--rounds N]
 //                            [--runs inline,pipeline,single,store] [--dir PATH]
 #include <unistd.h>
 
@@ -49,6 +49,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_stats.h"
 #include "cdcpb.pb.h"
 #include "codec/tablecodec.h"
 #include "common/clock.h"
@@ -76,6 +77,7 @@ struct Args {
   size_t events = 800000;
   size_t regions = 64;
   size_t events_per_msg = 4;      // Region events per ChangeDataEvent.
+  size_t rounds = 1;              // Repetitions of the parse measurement and every run.
   size_t rows_per_event = 25;     // Rows per region event.
   double scan_fraction = 0.1;     // Share of events that come from the scan.
   size_t resolved_every = 10000;  // Rows between ResolvedTs messages.
@@ -510,8 +512,14 @@ Result<Timing> Drive(const Stream& s, const RunConfig& config, std::shared_ptr<K
   return timing;
 }
 
-void PrintRun(const char* name, const Stream& s, const Timing& t, const RunConfig& config,
-              double parse_events_per_s) {
+// What one run delivered, per second of wall clock and per CPU-second.
+struct RunRate {
+  double events_per_s = 0;
+  double events_per_cpu_s = 0;
+};
+
+RunRate PrintRun(const char* name, const Stream& s, const Timing& t, const RunConfig& config,
+                 double parse_events_per_s) {
   double events_per_s = static_cast<double>(s.events) / t.seconds;
   std::printf(
       "BENCH %s events_per_s=%.6g rows_per_s=%.6g parse_events_per_s=%.6g ratio=%.3f "
@@ -523,6 +531,7 @@ void PrintRun(const char* name, const Stream& s, const Timing& t, const RunConfi
       static_cast<unsigned long long>(s.events), static_cast<unsigned long long>(s.rows), t.seconds,
       t.post_seconds, config.region_queue, t.threads.c_str());
   std::fflush(stdout);
+  return RunRate{events_per_s, static_cast<double>(s.events) / t.cpu_seconds};
 }
 
 // Seconds to parse every message, into one reused message or a fresh one
@@ -562,7 +571,7 @@ Result<double> MeasureParse(const Stream& s) {
 
 // Parse and matcher on the calling thread only, with no queues: what the
 // data path costs without thread hand-offs.
-Status RunInline(const Stream& s, double parse_events_per_s) {
+Result<RunRate> RunInline(const Stream& s, double parse_events_per_s) {
   std::map<uint64_t, RegionMatcher> matchers;
   for (const pd::Region& region : s.regions) {
     matchers.emplace(region.id.value(), RegionMatcher(region.id, s.checkpoint));
@@ -603,11 +612,11 @@ Status RunInline(const Stream& s, double parse_events_per_s) {
       events_per_s, static_cast<double>(s.rows) / seconds, events_per_s / parse_events_per_s,
       cpu_seconds, seconds);
   std::fflush(stdout);
-  return Status::Ok();
+  return RunRate{events_per_s, static_cast<double>(s.events) / cpu_seconds};
 }
 
-Status RunPipeline(const Stream& s, const RunConfig& config, const char* name,
-                   double parse_events_per_s) {
+Result<RunRate> RunPipeline(const Stream& s, const RunConfig& config, const char* name,
+                            double parse_events_per_s) {
   Progress progress;
   auto consumer = std::make_shared<NoopConsumer>(&progress);
   ASSIGN_OR_RETURN(Timing t, Drive(s, config, consumer, SubscriptionId(1), &progress));
@@ -615,8 +624,7 @@ Status RunPipeline(const Stream& s, const RunConfig& config, const char* name,
     return Internal(std::string(name) + ": delivered " + std::to_string(consumer->entries()) +
                     " of " + std::to_string(s.events));
   }
-  PrintRun(name, s, t, config, parse_events_per_s);
-  return Status::Ok();
+  return PrintRun(name, s, t, config, parse_events_per_s);
 }
 
 // Hands the store's consumer to the bench.
@@ -639,8 +647,8 @@ class CapturingSubscriber final : public SpanSubscriber {
   std::shared_ptr<KvConsumer> consumer_ GUARDED_BY(mu_);
 };
 
-Status RunEventStore(const Stream& s, const RunConfig& config, const std::string& dir,
-                     double parse_events_per_s) {
+Result<RunRate> RunEventStore(const Stream& s, const RunConfig& config, const std::string& dir,
+                              double parse_events_per_s) {
   CapturingSubscriber subscriber;
   eventstore::EventStoreOptions options;
   options.data_dir = dir;
@@ -659,12 +667,11 @@ Status RunEventStore(const Stream& s, const RunConfig& config, const std::string
     return Internal("event store wrote " + std::to_string(stats.entries_written) + " of " +
                     std::to_string(s.events));
   }
-  PrintRun("puller_eventstore", s, t.value(), config, parse_events_per_s);
-  return Status::Ok();
+  return PrintRun("puller_eventstore", s, t.value(), config, parse_events_per_s);
 }
 
 Status Main(const Args& args, const std::string& dir) {
-  if (args.events == 0 || args.regions == 0 || args.events_per_msg == 0 ||
+  if (args.events == 0 || args.regions == 0 || args.events_per_msg == 0 || args.rounds == 0 ||
       args.rows_per_event == 0 || args.region_workers == 0 || args.pipeline_workers == 0) {
     return InvalidArgument("counts must be > 0");
   }
@@ -674,18 +681,48 @@ Status Main(const Args& args, const std::string& dir) {
               s.messages.size(), static_cast<double>(s.bytes) / (1024.0 * 1024.0),
               static_cast<unsigned long long>(s.rows), static_cast<unsigned long long>(s.events),
               Seconds(Clock::Real()->Now() - gen_start));
-  ASSIGN_OR_RETURN(double parse_rate, MeasureParse(s));
   RunConfig full{args.region_workers, args.pipeline_workers, args.region_queue};
   RunConfig single = full;
   single.region_workers = 1;
   single.pipeline_workers = 1;
   auto wanted = [&args](const char* run) { return args.runs.find(run) != std::string::npos; };
-  if (wanted("inline")) RETURN_IF_ERROR(RunInline(s, parse_rate));
-  if (wanted("pipeline")) RETURN_IF_ERROR(RunPipeline(s, full, "puller_pipeline", parse_rate));
-  if (wanted("single")) {
-    RETURN_IF_ERROR(RunPipeline(s, single, "puller_pipeline_single", parse_rate));
+  // Per run kind, each round's ratios to that round's parse rate.
+  std::map<std::string, std::vector<double>> wall_ratio;
+  std::map<std::string, std::vector<double>> cpu_ratio;
+  std::vector<double> parse_rates;
+  for (size_t round = 0; round < args.rounds; ++round) {
+    ASSIGN_OR_RETURN(double parse_rate, MeasureParse(s));
+    parse_rates.push_back(parse_rate);
+    auto note = [&](const char* name, const RunRate& rate) {
+      wall_ratio[name].push_back(rate.events_per_s / parse_rate);
+      cpu_ratio[name].push_back(rate.events_per_cpu_s / parse_rate);
+    };
+    if (wanted("inline")) {
+      ASSIGN_OR_RETURN(RunRate rate, RunInline(s, parse_rate));
+      note("inline", rate);
+    }
+    if (wanted("pipeline")) {
+      ASSIGN_OR_RETURN(RunRate rate, RunPipeline(s, full, "puller_pipeline", parse_rate));
+      note("pipeline", rate);
+    }
+    if (wanted("single")) {
+      ASSIGN_OR_RETURN(RunRate rate, RunPipeline(s, single, "puller_pipeline_single", parse_rate));
+      note("single", rate);
+    }
+    if (wanted("store")) {
+      ASSIGN_OR_RETURN(RunRate rate, RunEventStore(s, full, dir, parse_rate));
+      note("store", rate);
+    }
   }
-  if (wanted("store")) RETURN_IF_ERROR(RunEventStore(s, full, dir, parse_rate));
+  if (args.rounds > 1) {
+    std::printf("BENCH puller_summary rounds=%zu parse_events_per_s=%.6g", args.rounds,
+                bench::Median(parse_rates));
+    for (const auto& [name, ratios] : wall_ratio) {
+      std::printf(" %s_ratio=%.3f %s_cpu_ratio=%.3f", name.c_str(), bench::Median(ratios),
+                  name.c_str(), bench::Median(cpu_ratio[name]));
+    }
+    std::printf(" (medians of per-round ratios to the round's parse rate)\n");
+  }
   return Status::Ok();
 }
 
@@ -699,7 +736,8 @@ int main(int argc, char** argv) {
                                                  {"--resolved_every", &args.resolved_every},
                                                  {"--region_workers", &args.region_workers},
                                                  {"--pipeline_workers", &args.pipeline_workers},
-                                                 {"--region_queue", &args.region_queue}};
+                                                 {"--region_queue", &args.region_queue},
+                                                 {"--rounds", &args.rounds}};
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string flag = argv[i];
     if (auto it = counts.find(flag); it != counts.end()) {
