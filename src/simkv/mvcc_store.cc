@@ -150,7 +150,24 @@ void MvccStore::ForRange(std::string_view start, std::string_view end, Fn&& fn) 
   auto it = std::lower_bound(
       ordered_.begin(), ordered_.end(), start,
       [](const Node* node, std::string_view k) { return std::string_view(node->first) < k; });
+  // Nodes, their keys and versions are separate heap blocks in no particular
+  // order: fetch them a few keys ahead so that a long scan does not stall on
+  // each one in turn.
+  constexpr std::ptrdiff_t kNodesAhead = 12;
+  constexpr std::ptrdiff_t kDataAhead = 8;
+  constexpr std::ptrdiff_t kValueAhead = 4;
   for (; it != ordered_.end(); ++it) {
+    std::ptrdiff_t left = ordered_.end() - it;
+    if (left > kNodesAhead) __builtin_prefetch(*(it + kNodesAhead));
+    if (left > kDataAhead) {
+      const Node* ahead = *(it + kDataAhead);
+      __builtin_prefetch(ahead->first.data());
+      __builtin_prefetch(ahead->second.writes.data());
+    }
+    if (left > kValueAhead) {
+      const Versions& writes = (*(it + kValueAhead))->second.writes;
+      if (!writes.empty()) __builtin_prefetch(writes.back().value.data());
+    }
     const Node& node = **it;
     if (!end.empty() && node.first.compare(end) >= 0) break;
     if (!fn(node.first, node.second)) break;
