@@ -136,10 +136,16 @@ bool MvccStore::AnyToApply(const std::vector<Target>& targets) {
 
 void MvccStore::SortNewKeys() const {
   if (new_keys_.empty()) return;
+  // Sorted as (bytes, node) views: a comparison reads the two keys' bytes
+  // instead of first loading their scattered nodes.
+  std::vector<std::pair<std::string_view, Node*>> views;
+  views.reserve(new_keys_.size());
+  for (Node* node : new_keys_) views.emplace_back(node->first, node);
+  std::sort(views.begin(), views.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
   auto by_key = [](const Node* a, const Node* b) { return a->first < b->first; };
-  std::sort(new_keys_.begin(), new_keys_.end(), by_key);
   size_t old_size = ordered_.size();
-  ordered_.insert(ordered_.end(), new_keys_.begin(), new_keys_.end());
+  for (const auto& view : views) ordered_.push_back(view.second);
   std::inplace_merge(ordered_.begin(), ordered_.begin() + old_size, ordered_.end(), by_key);
   new_keys_.clear();
 }
