@@ -1,7 +1,8 @@
 #include "logpuller/change_data.h"
 
-#include <limits>
 #include <utility>
+
+#include "google/protobuf/io/coded_stream.h"
 
 namespace sluice::logpuller {
 namespace {
@@ -15,42 +16,38 @@ enum WireType : uint32_t {
   kFixed32 = 5,
 };
 
-// Protobuf's default recursion limit, for nested unknown groups.
-constexpr int kMaxGroupDepth = 100;
+// Protobuf's default recursion limit: messages and groups may nest this many
+// levels below the top-level message.
+constexpr int kMaxDepth = 100;
+// The nesting level of each message read here (ChangeDataEvent is 0).
+constexpr int kEventDepth = 1;
+constexpr int kEntriesDepth = 2;
+constexpr int kRowDepth = 3;
 
-// A cursor over protobuf wire bytes. Every read checks the bounds and
-// returns false on malformed input.
+// A cursor over protobuf wire bytes, accepting exactly what protobuf's
+// parser (3.21) accepts: tags and sizes of at most five bytes, sizes below
+// 2 GiB, varints of at most ten bytes (high bits beyond the type dropped).
+// Every read checks the bounds and returns false on malformed input.
 class WireReader {
  public:
   explicit WireReader(std::string_view bytes) : data_(bytes) {}
 
   bool done() const { return pos_ == data_.size(); }
 
-  bool ReadVarint(uint64_t* value) {
-    uint64_t result = 0;
-    for (int shift = 0; shift < 64; shift += 7) {
-      if (pos_ == data_.size()) return false;
-      uint8_t byte = static_cast<uint8_t>(data_[pos_++]);
-      result |= static_cast<uint64_t>(byte & 0x7f) << shift;
-      if ((byte & 0x80) == 0) {
-        *value = result;
-        return true;
-      }
-    }
-    return false;  // More than ten bytes.
-  }
+  bool ReadVarint(uint64_t* value) { return ReadVarintOf(10, value); }
 
   bool ReadTag(uint32_t* field, uint32_t* wire_type) {
     uint64_t tag = 0;
-    if (!ReadVarint(&tag) || tag > std::numeric_limits<uint32_t>::max()) return false;
-    *field = static_cast<uint32_t>(tag >> 3);
-    *wire_type = static_cast<uint32_t>(tag & 7);
+    if (!ReadVarintOf(5, &tag)) return false;
+    const auto tag32 = static_cast<uint32_t>(tag);  // Protobuf keeps 32 bits.
+    *field = tag32 >> 3;
+    *wire_type = tag32 & 7;
     return *field != 0;
   }
 
   bool ReadBytes(std::string_view* out) {
     uint64_t size = 0;
-    if (!ReadVarint(&size) || size > data_.size() - pos_) return false;
+    if (!ReadVarintOf(5, &size) || size > kMaxSize || size > data_.size() - pos_) return false;
     *out = data_.substr(pos_, size);
     pos_ += size;
     return true;
@@ -62,8 +59,9 @@ class WireReader {
     return true;
   }
 
-  // Skips the value of a field whose tag was just read.
-  bool SkipField(uint32_t field, uint32_t wire_type, int depth = 0) {
+  // Skips the value of a field whose tag was just read, in a message at
+  // nesting level `depth`.
+  bool SkipField(uint32_t field, uint32_t wire_type, int depth) {
     uint64_t ignored = 0;
     std::string_view bytes;
     switch (wire_type) {
@@ -83,8 +81,24 @@ class WireReader {
   }
 
  private:
+  static constexpr uint64_t kMaxSize = (uint64_t{1} << 31) - 1;
+
+  bool ReadVarintOf(int max_bytes, uint64_t* value) {
+    uint64_t result = 0;
+    for (int i = 0; i < max_bytes; ++i) {
+      if (pos_ == data_.size()) return false;
+      uint8_t byte = static_cast<uint8_t>(data_[pos_++]);
+      result |= static_cast<uint64_t>(byte & 0x7f) << (7 * i);
+      if ((byte & 0x80) == 0) {
+        *value = result;
+        return true;
+      }
+    }
+    return false;
+  }
+
   bool SkipGroup(uint32_t group_field, int depth) {
-    if (depth > kMaxGroupDepth) return false;
+    if (depth > kMaxDepth) return false;
     while (true) {
       uint32_t field = 0;
       uint32_t wire_type = 0;
@@ -97,6 +111,22 @@ class WireReader {
   std::string_view data_;
   size_t pos_ = 0;
 };
+
+// Merges a sub-message found at nesting level `depth` into *message with
+// protobuf, with the recursion budget it would have inside the whole message
+// and failing where the whole message's parse would (an end-group or zero
+// tag ends it early).
+bool MergeAt(std::string_view bytes, int depth, google::protobuf::Message* message) {
+  google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t*>(bytes.data()),
+                                            static_cast<int>(bytes.size()));
+  in.SetRecursionLimit(kMaxDepth - depth);
+  return message->MergeFromCodedStream(&in) && in.ConsumedEntireMessage();
+}
+
+bool ParseAt(std::string_view bytes, int depth, google::protobuf::Message* message) {
+  message->Clear();
+  return MergeAt(bytes, depth, message);
+}
 
 // The Event header: fields of cdcpb.Event (proto/cdcpb.proto).
 bool ReadEvent(std::string_view body, RegionEventRef* ref) {
@@ -133,7 +163,7 @@ bool ReadEvent(std::string_view body, RegionEventRef* ref) {
       set(kKinds[field - 3], payload);
       continue;
     }
-    if (!in.SkipField(field, wire_type)) return false;
+    if (!in.SkipField(field, wire_type, kEventDepth)) return false;
   }
   ref->reparse = oneof_sets > 1;
   return true;
@@ -179,7 +209,7 @@ bool ReadRow(std::string_view bytes, RowView* row) {
       if (!in.ReadBytes(target)) return false;
       continue;
     }
-    if (!in.SkipField(field, wire_type)) return false;
+    if (!in.SkipField(field, wire_type, kRowDepth)) return false;
   }
   return true;
 }
@@ -207,12 +237,12 @@ Status SplitChangeData(std::string_view bytes, ChangeDataFrame* out) {
       if (!in.ReadBytes(&payload)) return Corruption("ChangeDataEvent: truncated resolved ts");
       if (!out->resolved_ts.has_value()) out->resolved_ts.emplace();
       // A repeated singular message field is merged, as protobuf does.
-      if (!out->resolved_ts->MergeFromString(std::string(payload))) {
+      if (!MergeAt(payload, kEventDepth, &*out->resolved_ts)) {
         return Corruption("ChangeDataEvent: resolved ts does not decode");
       }
       continue;
     }
-    if (!in.SkipField(field, wire_type)) return Corruption("ChangeDataEvent: malformed field");
+    if (!in.SkipField(field, wire_type, 0)) return Corruption("ChangeDataEvent: malformed field");
   }
   return Status::Ok();
 }
@@ -241,7 +271,7 @@ Status RegionEventDecoder::Decode(const RegionEventRef& ref, DecodedRegionEvent*
       out->rows = &rows_;
       return Status::Ok();
     case RegionEventRef::Kind::kError:
-      if (!out->error.ParseFromArray(ref.payload.data(), static_cast<int>(ref.payload.size()))) {
+      if (!ParseAt(ref.payload, kEntriesDepth, &out->error)) {
         return Corruption("region event error does not decode");
       }
       return Status::Ok();
@@ -249,9 +279,8 @@ Status RegionEventDecoder::Decode(const RegionEventRef& ref, DecodedRegionEvent*
     case RegionEventRef::Kind::kLongTxn: {
       // Not used, but checked like any other bytes from the wire.
       cdcpb::Event event;
-      if (!event.ParseFromArray(ref.body.data(), static_cast<int>(ref.body.size()))) {
+      if (!ParseAt(ref.body, kEventDepth, &event))
         return Corruption("region event does not decode");
-      }
       return Status::Ok();
     }
     case RegionEventRef::Kind::kNone:
@@ -271,7 +300,9 @@ Status RegionEventDecoder::DecodeRows(std::string_view entries) {
     if (!in.ReadTag(&field, &wire_type)) return Corruption("entries: bad field tag");
     std::string_view bytes;
     if (field != 1 || wire_type != kLengthDelimited) {
-      if (!in.SkipField(field, wire_type)) return Corruption("entries: malformed field");
+      if (!in.SkipField(field, wire_type, kEntriesDepth)) {
+        return Corruption("entries: malformed field");
+      }
       continue;
     }
     if (!in.ReadBytes(&bytes) || !ReadRow(bytes, &rows_.emplace_back())) {
@@ -283,9 +314,7 @@ Status RegionEventDecoder::DecodeRows(std::string_view entries) {
 
 Status RegionEventDecoder::DecodeWhole(const RegionEventRef& ref, DecodedRegionEvent* out) {
   cdcpb::Event event;
-  if (!event.ParseFromArray(ref.body.data(), static_cast<int>(ref.body.size()))) {
-    return Corruption("region event does not decode");
-  }
+  if (!ParseAt(ref.body, kEventDepth, &event)) return Corruption("region event does not decode");
   out->rows = nullptr;
   out->resolved_ts = 0;
   switch (event.event_case()) {

@@ -253,6 +253,48 @@ TEST(ChangeDataTest, UnusualLayoutsDecodeAsProtobufParsesThem) {
   EXPECT_EQ(frame.resolved_ts->regions_size(), 2);
 }
 
+// `levels` nested unknown groups (field 50).
+std::string NestedGroups(int levels) {
+  std::string out;
+  for (int i = 0; i < levels; ++i) PutTag(50, 3, &out);
+  for (int i = 0; i < levels; ++i) PutTag(50, 4, &out);
+  return out;
+}
+
+// Protobuf allows 100 levels of messages and groups below the top-level
+// message; the decoder counts the levels of the messages around the groups.
+TEST(ChangeDataTest, DeepGroupsAreRejectedWhereProtobufRejectsThem) {
+  int accepted = 0;
+  int rejected = 0;
+  for (int levels = 94; levels <= 101; ++levels) {
+    SCOPED_TRACE("levels " + std::to_string(levels));
+    std::string groups = NestedGroups(levels);
+    std::string row = groups;  // In a row: level 3.
+    PutVarintField(1, 7, &row);
+    std::string entries;
+    PutBytesField(1, row, &entries);
+    std::string in_row;
+    PutBytesField(3, entries, &in_row);
+    std::string error = groups;  // In an error: level 2.
+    std::string in_error;
+    PutBytesField(5, error, &in_error);
+    std::string admin = groups;  // In an admin event: level 2.
+    std::string in_admin;
+    PutBytesField(4, admin, &in_admin);
+    for (const std::string& event : {in_row, in_error, in_admin, groups}) {
+      std::string message;
+      PutBytesField(1, event, &message);
+      (DecodeAndCompare(message) ? accepted : rejected)++;
+    }
+    std::string top = groups;  // At the top and in the resolved ts.
+    PutBytesField(2, groups, &top);
+    (DecodeAndCompare(top) ? accepted : rejected)++;
+    if (HasFailure()) return;
+  }
+  EXPECT_GT(accepted, 0);
+  EXPECT_GT(rejected, 0);
+}
+
 TEST(ChangeDataTest, MalformedBytesAreCorruptionAsForProtobuf) {
   std::mt19937_64 rng(11);
   int rejected = 0;
