@@ -493,7 +493,7 @@ void AddUndecodable(google::protobuf::Message* message, int field) {
       field, std::string("\x08", 1));  // A varint's tag without the varint.
 }
 
-TEST_F(BadInputTest, UndecodableRowsRestartAndNothingOfTheirEventIsUsed) {
+TEST_F(BadInputTest, UndecodableRowsRestartTheSubscription) {
   ASSERT_NO_FATAL_FAILURE(Start());
   fake_->Script(region_a_, 1, {FakeStep::Initialized(), FakeStep::Resolved(Ts(1500))});
   fake_->Script(region_a_, 2,

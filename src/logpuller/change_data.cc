@@ -22,11 +22,13 @@ constexpr int kMaxDepth = 100;
 // The nesting level of each message read here (ChangeDataEvent is 0).
 constexpr int kEventDepth = 1;
 constexpr int kEntriesDepth = 2;
+constexpr int kErrorDepth = 2;
 constexpr int kRowDepth = 3;
 
-// A cursor over protobuf wire bytes, accepting exactly what protobuf's
-// parser (3.21) accepts: tags and sizes of at most five bytes, sizes below
-// 2 GiB, varints of at most ten bytes (high bits beyond the type dropped).
+// A cursor over protobuf wire bytes, accepting what protobuf's parser (3.21)
+// accepts: tags and sizes of at most five bytes, sizes below 2 GiB (protobuf
+// stops a little short of that; messages here are at most 256 MiB), varints
+// of at most ten bytes (high bits beyond the type dropped).
 // Every read checks the bounds and returns false on malformed input.
 class WireReader {
  public:
@@ -261,30 +263,36 @@ RowView ViewOf(const cdcpb::Event_Row& row) {
 }
 
 Status RegionEventDecoder::Decode(const RegionEventRef& ref, DecodedRegionEvent* out) {
-  if (ref.reparse) return DecodeWhole(ref, out);
-  out->kind = ref.kind;
+  out->kind = RegionEventRef::Kind::kNone;
   out->rows = nullptr;
+  out->resolved_ts = 0;
+  if (ref.reparse) return DecodeWhole(ref, out);
   out->resolved_ts = ref.resolved_ts;
   switch (ref.kind) {
     case RegionEventRef::Kind::kEntries:
       RETURN_IF_ERROR(DecodeRows(ref.payload));
+      out->kind = ref.kind;
       out->rows = &rows_;
       return Status::Ok();
     case RegionEventRef::Kind::kError:
-      if (!ParseAt(ref.payload, kEntriesDepth, &out->error)) {
+      if (!ParseAt(ref.payload, kErrorDepth, &out->error)) {
         return Corruption("region event error does not decode");
       }
+      out->kind = ref.kind;
       return Status::Ok();
     case RegionEventRef::Kind::kAdmin:
     case RegionEventRef::Kind::kLongTxn: {
       // Not used, but checked like any other bytes from the wire.
       cdcpb::Event event;
-      if (!ParseAt(ref.body, kEventDepth, &event))
+      if (!ParseAt(ref.body, kEventDepth, &event)) {
         return Corruption("region event does not decode");
+      }
+      out->kind = ref.kind;
       return Status::Ok();
     }
     case RegionEventRef::Kind::kNone:
     case RegionEventRef::Kind::kResolvedTs:
+      out->kind = ref.kind;
       return Status::Ok();
   }
   return Status::Ok();
@@ -314,15 +322,17 @@ Status RegionEventDecoder::DecodeRows(std::string_view entries) {
 
 Status RegionEventDecoder::DecodeWhole(const RegionEventRef& ref, DecodedRegionEvent* out) {
   cdcpb::Event event;
-  if (!ParseAt(ref.body, kEventDepth, &event)) return Corruption("region event does not decode");
-  out->rows = nullptr;
-  out->resolved_ts = 0;
+  if (!ParseAt(ref.body, kEventDepth, &event)) {
+    return Corruption("region event does not decode");
+  }
   switch (event.event_case()) {
     case cdcpb::Event::kEntries:
-      out->kind = RegionEventRef::Kind::kEntries;
-      // Protobuf merged the repeated members; decode the merged rows.
+      // Protobuf merged the repeated members; decode the merged rows. A
+      // large buffer is not kept for the next such (rare) event.
+      if (merged_.capacity() > kMaxReusedBytes) std::string().swap(merged_);
       merged_ = event.entries().SerializeAsString();
       RETURN_IF_ERROR(DecodeRows(merged_));
+      out->kind = RegionEventRef::Kind::kEntries;
       out->rows = &rows_;
       break;
     case cdcpb::Event::kError:

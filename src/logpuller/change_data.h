@@ -7,7 +7,10 @@
 // The result is what protobuf's parser would give for the same bytes, for
 // any field order, unknown fields and repeated singular fields (an Event
 // whose oneof is set more than once is re-parsed whole). Bytes that do not
-// decode give a Corruption status; nothing aborts.
+// decode give a Corruption status; nothing aborts. The check is per event
+// and lazy: the top level and the event headers when the message arrives,
+// an event's member only when a worker handles it, so an event for no known
+// region is never looked into, and a bad event fails only its own run.
 //
 // Pure functions; a RegionEventDecoder is for one thread at a time.
 #pragma once
@@ -86,12 +89,14 @@ struct DecodedRegionEvent {
 // of an event's rows before any is used, so a malformed event yields nothing.
 class RegionEventDecoder {
  public:
-  // Corruption if the member's bytes do not decode.
+  // Corruption if the member's bytes do not decode; *out then holds no rows
+  // (kind kNone).
   Status Decode(const RegionEventRef& ref, DecodedRegionEvent* out);
 
  private:
-  // A row vector that grew past this many rows is not kept for reuse.
+  // Buffers that grew past these sizes are not kept for reuse.
   static constexpr size_t kMaxReusedRows = 4096;
+  static constexpr size_t kMaxReusedBytes = 1 << 20;
 
   Status DecodeRows(std::string_view entries);
   Status DecodeWhole(const RegionEventRef& ref, DecodedRegionEvent* out);

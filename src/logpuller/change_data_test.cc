@@ -123,8 +123,9 @@ cdcpb::ChangeDataEvent RandomMessage(std::mt19937_64& rng) {
           cdcpb::Event_Row* row = entries->add_entries();
           row->set_start_ts(rng() % 1000000);
           row->set_commit_ts(rng() % 2 ? rng() % 1000000 : 0);
-          row->set_type(static_cast<cdcpb::Event_LogType>(rng() % 6));
-          row->set_op_type(static_cast<cdcpb::Event_Row_OpType>(rng() % 3));
+          // Open enums: negative values travel as ten-byte varints.
+          row->set_type(static_cast<cdcpb::Event_LogType>(static_cast<int>(rng() % 8) - 1));
+          row->set_op_type(static_cast<cdcpb::Event_Row_OpType>(static_cast<int>(rng() % 4) - 1));
           row->set_key(std::string(rng() % 30, static_cast<char>('a' + rng() % 26)));
           row->set_value(std::string(rng() % 200, static_cast<char>(rng())));
           if (rng() % 3 == 0) row->set_old_value(std::string(rng() % 50, 'o'));
@@ -303,7 +304,7 @@ TEST(ChangeDataTest, MalformedBytesAreCorruptionAsForProtobuf) {
     std::string bytes = RandomMessage(rng).SerializeAsString();
     if (bytes.empty()) continue;
     SCOPED_TRACE("message " + std::to_string(i));
-    // Every truncation and a few random byte flips: either both accept
+    // A random truncation and a few random byte flips: either both accept
     // with the same result, or both reject.
     std::string cut = bytes.substr(0, rng() % bytes.size());
     (DecodeAndCompare(cut) ? accepted : rejected)++;
@@ -319,12 +320,54 @@ TEST(ChangeDataTest, MalformedBytesAreCorruptionAsForProtobuf) {
   EXPECT_GT(accepted, 100);
 
   ChangeDataFrame frame;
-  for (std::string bad : {std::string("\x0a\x05\x08", 3), std::string("\x0c", 1),  // end group
-                          std::string("\x00", 1), std::string("\x0f", 1),          // wire type 7
-                          std::string("\x08\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01", 12)}) {
+  const std::string bad_inputs[] = {
+      std::string("\x0a\x05\x08", 3),                                       // truncated event
+      std::string("\x0c", 1),                                               // end group
+      std::string("\x00", 1),                                               // field 0
+      std::string("\x0f", 1),                                               // wire type 7
+      std::string("\x08\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01", 12),  // 11-byte varint
+      std::string("\x88\x80\x80\x80\x80\x00\x00", 7),                       // six-byte tag
+      std::string("\x12\x80\x80\x80\x80\x80\x00", 7),                       // six-byte size
+  };
+  for (const std::string& bad : bad_inputs) {
     Status status = SplitChangeData(bad, &frame);
     EXPECT_EQ(status.code(), Code::kCorruption) << status.ToString();
+    EXPECT_FALSE(DecodeAndCompare(bad));
   }
+  // Accepted by protobuf: a ten-byte varint in a row, and a five-byte tag
+  // whose bits beyond 32 are dropped (field 1, varint) in an event.
+  EXPECT_TRUE(DecodeAndCompare(
+      std::string("\x0a\x0f\x1a\x0d\x0a\x0b\x08\xff\xff\xff\xff\xff\xff\xff\xff\xff\x7f", 17)));
+  EXPECT_TRUE(DecodeAndCompare(std::string("\x0a\x06\x88\x80\x80\x80\x10\x05", 8)));
+}
+
+TEST(ChangeDataTest, AnEventWithABadRowYieldsNoRows) {
+  cdcpb::ChangeDataEvent msg;
+  cdcpb::Event* event = msg.add_events();
+  event->set_region_id(1);
+  event->mutable_entries()->add_entries()->set_key("good");
+  const std::string good_bytes = msg.SerializeAsString();
+  std::string entries = msg.events(0).entries().SerializeAsString();
+  PutBytesField(1, std::string("\x08", 1), &entries);  // A row whose only field is cut short.
+  std::string body;
+  PutVarintField(1, 1, &body);
+  PutBytesField(3, entries, &body);
+  std::string message;
+  PutBytesField(1, body, &message);
+  ChangeDataFrame good;
+  ChangeDataFrame bad;
+  ASSERT_TRUE(SplitChangeData(good_bytes, &good).ok());
+  ASSERT_TRUE(SplitChangeData(message, &bad).ok());
+  ASSERT_EQ(bad.events.size(), 1u);
+  RegionEventDecoder decoder;
+  DecodedRegionEvent decoded;
+  // A good event first, so that the failed decode has rows to forget.
+  ASSERT_TRUE(decoder.Decode(good.events[0], &decoded).ok());
+  ASSERT_NE(decoded.rows, nullptr);
+  Status status = decoder.Decode(bad.events[0], &decoded);
+  EXPECT_EQ(status.code(), Code::kCorruption) << status.ToString();
+  EXPECT_EQ(decoded.rows, nullptr);
+  EXPECT_EQ(decoded.kind, RegionEventRef::Kind::kNone);
 }
 
 }  // namespace

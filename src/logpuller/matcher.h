@@ -7,8 +7,10 @@
 // Promises:
 //  - Every committed change with commit ts > the subscription start ts is
 //    appended to the output exactly once, as a RawKvEntry that owns its
-//    strings: a prewrite's bytes are copied once into the prewrite map and
-//    moved from there into the entry; a commit's key is never copied.
+//    strings. Rows are views into bytes the caller frees afterwards: a
+//    prewrite's bytes are copied into the prewrite map (again if a later
+//    generation replaces them) and moved from there into the entry; a live
+//    commit takes the prewrite's key, a scanned row is copied once.
 //  - Rows that break the protocol (unknown log type, a commit without its
 //    prewrite after INITIALIZED, commit ts <= the region resolved ts, commit
 //    ts < start ts, a change that is neither a put nor a delete, INITIALIZED

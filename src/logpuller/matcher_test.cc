@@ -43,7 +43,7 @@ Row Rollback(uint64_t start_ts, std::string key) {
 }
 Row Initialized() { return MakeRow(cdcpb::Event::INITIALIZED, 0, 0, ""); }
 
-// Feeds one row (the helpers build temporaries; Handle takes an lvalue).
+// Feeds one row as the view a region worker decodes.
 Status Feed(RegionMatcher& m, const Row& row, KvBatch* out) { return m.Handle(ViewOf(row), out); }
 
 void Init(RegionMatcher& m) {
@@ -358,8 +358,10 @@ TEST(RegionMatcherTest, KeptAndEmittedBytesOutliveTheRows) {
   const std::string big(1000, 'x');
   ASSERT_TRUE(feed_and_wipe(Prewrite(105, "held", big + "1")).ok());
   ASSERT_TRUE(feed_and_wipe(Commit(105, 115, "held")).ok());  // Cached until INITIALIZED.
-  ASSERT_TRUE(feed_and_wipe(Rollback(106, "gone")).ok());
+  ASSERT_TRUE(feed_and_wipe(Prewrite(106, "gone", "rolled back")).ok());
+  ASSERT_TRUE(feed_and_wipe(Rollback(106, "gone")).ok());  // Cached until INITIALIZED.
   ASSERT_TRUE(feed_and_wipe(Initialized()).ok());
+  EXPECT_EQ(m.num_pending_prewrites(), 0u);  // The cached rollback found its prewrite.
   ASSERT_TRUE(feed_and_wipe(Committed(110, 120, "scanned", big, Row::PUT)).ok());
   ASSERT_TRUE(feed_and_wipe(Prewrite(130, "live", big + "2", "old")).ok());
   ASSERT_TRUE(feed_and_wipe(Commit(130, 140, "live")).ok());

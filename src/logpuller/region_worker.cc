@@ -315,6 +315,7 @@ void RegionWorkerPool::HandleEvents(Shard* shard, uint64_t stream_id,
     }
   }
   flush();
+  event.rows = nullptr;  // Its views point into this message's bytes.
 }
 
 void RegionWorkerPool::HandleRows(RegionState& state, const std::vector<RowView>& rows,

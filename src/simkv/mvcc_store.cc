@@ -136,8 +136,9 @@ bool MvccStore::AnyToApply(const std::vector<Target>& targets) {
 
 void MvccStore::SortNewKeys() const {
   if (new_keys_.empty()) return;
-  // Sorted as (bytes, node) views: a comparison reads the two keys' bytes
-  // instead of first loading their scattered nodes.
+  // Sorted as (bytes, node) views: a comparison of the sort reads the two
+  // keys' bytes instead of first loading their scattered nodes (the merge
+  // below still compares through the nodes, once per key).
   std::vector<std::pair<std::string_view, Node*>> views;
   views.reserve(new_keys_.size());
   for (Node* node : new_keys_) views.emplace_back(node->first, node);
@@ -153,17 +154,19 @@ void MvccStore::SortNewKeys() const {
 template <typename Fn>
 void MvccStore::ForRange(std::string_view start, std::string_view end, Fn&& fn) const {
   SortNewKeys();
-  auto it = std::lower_bound(
-      ordered_.begin(), ordered_.end(), start,
-      [](const Node* node, std::string_view k) { return std::string_view(node->first) < k; });
+  auto key_less = [](const Node* node, std::string_view k) {
+    return std::string_view(node->first) < k;
+  };
+  auto it = std::lower_bound(ordered_.begin(), ordered_.end(), start, key_less);
+  auto last = end.empty() ? ordered_.end() : std::lower_bound(it, ordered_.end(), end, key_less);
   // Nodes, their keys and versions are separate heap blocks in no particular
-  // order: fetch them a few keys ahead so that a long scan does not stall on
-  // each one in turn.
+  // order: fetch them a few keys ahead (within the range) so that a long scan
+  // does not stall on each one in turn.
   constexpr std::ptrdiff_t kNodesAhead = 12;
   constexpr std::ptrdiff_t kDataAhead = 8;
   constexpr std::ptrdiff_t kValueAhead = 4;
-  for (; it != ordered_.end(); ++it) {
-    std::ptrdiff_t left = ordered_.end() - it;
+  for (; it != last; ++it) {
+    std::ptrdiff_t left = last - it;
     if (left > kNodesAhead) __builtin_prefetch(*(it + kNodesAhead));
     if (left > kDataAhead) {
       const Node* ahead = *(it + kDataAhead);
@@ -175,7 +178,6 @@ void MvccStore::ForRange(std::string_view start, std::string_view end, Fn&& fn) 
       if (!writes.empty()) __builtin_prefetch(writes.back().value.data());
     }
     const Node& node = **it;
-    if (!end.empty() && node.first.compare(end) >= 0) break;
     if (!fn(node.first, node.second)) break;
   }
 }
