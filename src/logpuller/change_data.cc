@@ -21,8 +21,7 @@ enum WireType : uint32_t {
 constexpr int kMaxDepth = 100;
 // The nesting level of each message read here (ChangeDataEvent is 0).
 constexpr int kEventDepth = 1;
-constexpr int kEntriesDepth = 2;
-constexpr int kErrorDepth = 2;
+constexpr int kMemberDepth = 2;  // Entries, Error, Admin, LongTxn.
 constexpr int kRowDepth = 3;
 
 // A cursor over protobuf wire bytes, accepting what protobuf's parser (3.21)
@@ -130,90 +129,117 @@ bool ParseAt(std::string_view bytes, int depth, google::protobuf::Message* messa
   return MergeAt(bytes, depth, message);
 }
 
-// The Event header: fields of cdcpb.Event (proto/cdcpb.proto).
-bool ReadEvent(std::string_view body, RegionEventRef* ref) {
-  ref->body = body;
-  WireReader in(body);
-  int oneof_sets = 0;
-  auto set = [&](RegionEventRef::Kind kind, std::string_view payload) {
-    ref->kind = kind;
-    ref->payload = payload;
-    ++oneof_sets;
-  };
+// What a field handler did with the field whose tag was just read.
+enum class FieldRead { kRead, kUnknown, kBad };
+
+// Reads every field of the message `bytes`, at nesting level `depth`.
+// `handle(in, field, wire_type)` reads the value of a field it knows
+// (kRead), leaves it to be skipped as unknown (kUnknown) or finds it bad
+// (kBad). Returns false on malformed input.
+template <typename Handle>
+bool ReadFields(std::string_view bytes, int depth, Handle&& handle) {
+  WireReader in(bytes);
   while (!in.done()) {
     uint32_t field = 0;
     uint32_t wire_type = 0;
     if (!in.ReadTag(&field, &wire_type)) return false;
-    std::string_view payload;
-    if (wire_type == kVarint && (field == 1 || field == 7 || field == 6)) {
+    switch (handle(in, field, wire_type)) {
+      case FieldRead::kRead:
+        break;
+      case FieldRead::kUnknown:
+        if (!in.SkipField(field, wire_type, depth)) return false;
+        break;
+      case FieldRead::kBad:
+        return false;
+    }
+  }
+  return true;
+}
+
+// The member of cdcpb.Event's `event` oneof that a length-delimited field
+// number sets, or kNone.
+RegionEventRef::Kind MemberKind(uint32_t field) {
+  switch (field) {
+    case 3:
+      return RegionEventRef::Kind::kEntries;
+    case 4:
+      return RegionEventRef::Kind::kAdmin;
+    case 5:
+      return RegionEventRef::Kind::kError;
+    case 8:
+      return RegionEventRef::Kind::kLongTxn;
+    default:
+      return RegionEventRef::Kind::kNone;
+  }
+}
+
+// The Event header: fields of cdcpb.Event (proto/cdcpb.proto).
+bool ReadEvent(std::string_view body, RegionEventRef* ref) {
+  ref->body = body;
+  int oneof_sets = 0;
+  bool ok = ReadFields(body, kEventDepth, [&](WireReader& in, uint32_t field, uint32_t wire_type) {
+    if (wire_type == kVarint && (field == 1 || field == 6 || field == 7)) {
       uint64_t value = 0;
-      if (!in.ReadVarint(&value)) return false;
+      if (!in.ReadVarint(&value)) return FieldRead::kBad;
       if (field == 1) ref->region_id = value;
       if (field == 7) ref->request_id = value;
       if (field == 6) {
-        set(RegionEventRef::Kind::kResolvedTs, {});
+        ref->kind = RegionEventRef::Kind::kResolvedTs;
+        ref->payload = {};
         ref->resolved_ts = value;
+        ++oneof_sets;
       }
-      continue;
+      return FieldRead::kRead;
     }
-    if (wire_type == kLengthDelimited && field >= 3 && field <= 8 && field != 6 && field != 7) {
-      if (!in.ReadBytes(&payload)) return false;
-      static constexpr RegionEventRef::Kind kKinds[] = {
-          RegionEventRef::Kind::kEntries, RegionEventRef::Kind::kAdmin,
-          RegionEventRef::Kind::kError,   RegionEventRef::Kind::kNone,
-          RegionEventRef::Kind::kNone,    RegionEventRef::Kind::kLongTxn};
-      set(kKinds[field - 3], payload);
-      continue;
+    const RegionEventRef::Kind kind = MemberKind(field);
+    if (wire_type != kLengthDelimited || kind == RegionEventRef::Kind::kNone) {
+      return FieldRead::kUnknown;
     }
-    if (!in.SkipField(field, wire_type, kEventDepth)) return false;
-  }
+    if (!in.ReadBytes(&ref->payload)) return FieldRead::kBad;
+    ref->kind = kind;
+    ++oneof_sets;
+    return FieldRead::kRead;
+  });
   ref->reparse = oneof_sets > 1;
-  return true;
+  return ok;
 }
 
 // The fields of cdcpb.Event.Row. A field with an unexpected wire type is
 // an unknown field to protobuf, and skipped here too.
 bool ReadRow(std::string_view bytes, RowView* row) {
   *row = RowView{};
-  WireReader in(bytes);
-  while (!in.done()) {
-    uint32_t field = 0;
-    uint32_t wire_type = 0;
-    if (!in.ReadTag(&field, &wire_type)) return false;
-    if (wire_type == kVarint && field != 5 && field != 6 && field != 7) {
-      uint64_t value = 0;
-      if (!in.ReadVarint(&value)) return false;
-      switch (field) {
-        case 1:
-          row->start_ts = value;
-          break;
-        case 2:
-          row->commit_ts = value;
-          break;
-        case 3:
-          row->type = static_cast<int32_t>(value);
-          break;
-        case 4:
-          row->op_type = static_cast<int32_t>(value);
-          break;
-        case 10:
-          row->generation = value;
-          break;
-        default:
-          break;  // expire_ts_unix_secs, txn_source, unknown fields.
-      }
-      continue;
-    }
+  return ReadFields(bytes, kRowDepth, [row](WireReader& in, uint32_t field, uint32_t wire_type) {
     if (wire_type == kLengthDelimited && field >= 5 && field <= 7) {
       std::string_view* target = field == 5   ? &row->key
                                  : field == 6 ? &row->value
                                               : &row->old_value;
-      if (!in.ReadBytes(target)) return false;
-      continue;
+      return in.ReadBytes(target) ? FieldRead::kRead : FieldRead::kBad;
     }
-    if (!in.SkipField(field, wire_type, kRowDepth)) return false;
-  }
-  return true;
+    uint64_t* target = nullptr;
+    uint64_t enum_value = 0;
+    switch (field) {
+      case 1:
+        target = &row->start_ts;
+        break;
+      case 2:
+        target = &row->commit_ts;
+        break;
+      case 3:
+      case 4:
+        target = &enum_value;
+        break;
+      case 10:
+        target = &row->generation;
+        break;
+      default:
+        return FieldRead::kUnknown;  // expire_ts_unix_secs, txn_source, unknown fields.
+    }
+    if (wire_type != kVarint) return FieldRead::kUnknown;
+    if (!in.ReadVarint(target)) return FieldRead::kBad;
+    if (field == 3) row->type = static_cast<int32_t>(enum_value);
+    if (field == 4) row->op_type = static_cast<int32_t>(enum_value);
+    return FieldRead::kRead;
+  });
 }
 
 }  // namespace
@@ -221,30 +247,31 @@ bool ReadRow(std::string_view bytes, RowView* row) {
 Status SplitChangeData(std::string_view bytes, ChangeDataFrame* out) {
   out->events.clear();
   out->resolved_ts.reset();
-  WireReader in(bytes);
-  while (!in.done()) {
-    uint32_t field = 0;
-    uint32_t wire_type = 0;
-    if (!in.ReadTag(&field, &wire_type)) return Corruption("ChangeDataEvent: bad field tag");
+  const char* bad = "malformed field";
+  bool ok = ReadFields(bytes, 0, [&](WireReader& in, uint32_t field, uint32_t wire_type) {
+    if (wire_type != kLengthDelimited || (field != 1 && field != 2)) return FieldRead::kUnknown;
     std::string_view payload;
-    if (wire_type == kLengthDelimited && field == 1) {
-      if (!in.ReadBytes(&payload)) return Corruption("ChangeDataEvent: truncated event");
-      if (!ReadEvent(payload, &out->events.emplace_back())) {
-        return Corruption("ChangeDataEvent: event " + std::to_string(out->events.size() - 1) +
-                          " does not decode");
-      }
-      continue;
+    if (!in.ReadBytes(&payload)) {
+      bad = "truncated field";
+      return FieldRead::kBad;
     }
-    if (wire_type == kLengthDelimited && field == 2) {
-      if (!in.ReadBytes(&payload)) return Corruption("ChangeDataEvent: truncated resolved ts");
+    if (field == 1 && !ReadEvent(payload, &out->events.emplace_back())) {
+      bad = "an event does not decode";
+      return FieldRead::kBad;
+    }
+    if (field == 2) {
       if (!out->resolved_ts.has_value()) out->resolved_ts.emplace();
       // A repeated singular message field is merged, as protobuf does.
       if (!MergeAt(payload, kEventDepth, &*out->resolved_ts)) {
-        return Corruption("ChangeDataEvent: resolved ts does not decode");
+        bad = "resolved ts does not decode";
+        return FieldRead::kBad;
       }
-      continue;
     }
-    if (!in.SkipField(field, wire_type, 0)) return Corruption("ChangeDataEvent: malformed field");
+    return FieldRead::kRead;
+  });
+  if (!ok) {
+    return Corruption("ChangeDataEvent: " + std::string(bad) + " (after " +
+                      std::to_string(out->events.size()) + " events)");
   }
   return Status::Ok();
 }
@@ -275,7 +302,7 @@ Status RegionEventDecoder::Decode(const RegionEventRef& ref, DecodedRegionEvent*
       out->rows = &rows_;
       return Status::Ok();
     case RegionEventRef::Kind::kError:
-      if (!ParseAt(ref.payload, kErrorDepth, &out->error)) {
+      if (!ParseAt(ref.payload, kMemberDepth, &out->error)) {
         return Corruption("region event error does not decode");
       }
       out->kind = ref.kind;
@@ -283,8 +310,12 @@ Status RegionEventDecoder::Decode(const RegionEventRef& ref, DecodedRegionEvent*
     case RegionEventRef::Kind::kAdmin:
     case RegionEventRef::Kind::kLongTxn: {
       // Not used, but checked like any other bytes from the wire.
-      cdcpb::Event event;
-      if (!ParseAt(ref.body, kEventDepth, &event)) {
+      cdcpb::Event_Admin admin;
+      cdcpb::Event_LongTxn long_txn;
+      google::protobuf::Message* member = ref.kind == RegionEventRef::Kind::kAdmin
+                                              ? static_cast<google::protobuf::Message*>(&admin)
+                                              : &long_txn;
+      if (!ParseAt(ref.payload, kMemberDepth, member)) {
         return Corruption("region event does not decode");
       }
       out->kind = ref.kind;
@@ -301,22 +332,14 @@ Status RegionEventDecoder::Decode(const RegionEventRef& ref, DecodedRegionEvent*
 Status RegionEventDecoder::DecodeRows(std::string_view entries) {
   if (rows_.capacity() > kMaxReusedRows) std::vector<RowView>().swap(rows_);
   rows_.clear();
-  WireReader in(entries);
-  while (!in.done()) {
-    uint32_t field = 0;
-    uint32_t wire_type = 0;
-    if (!in.ReadTag(&field, &wire_type)) return Corruption("entries: bad field tag");
-    std::string_view bytes;
-    if (field != 1 || wire_type != kLengthDelimited) {
-      if (!in.SkipField(field, wire_type, kEntriesDepth)) {
-        return Corruption("entries: malformed field");
-      }
-      continue;
-    }
-    if (!in.ReadBytes(&bytes) || !ReadRow(bytes, &rows_.emplace_back())) {
-      return Corruption("entries: row " + std::to_string(rows_.size() - 1) + " does not decode");
-    }
-  }
+  bool ok =
+      ReadFields(entries, kMemberDepth, [this](WireReader& in, uint32_t field, uint32_t wire_type) {
+        if (field != 1 || wire_type != kLengthDelimited) return FieldRead::kUnknown;
+        std::string_view bytes;
+        if (!in.ReadBytes(&bytes) || !ReadRow(bytes, &rows_.emplace_back())) return FieldRead::kBad;
+        return FieldRead::kRead;
+      });
+  if (!ok) return Corruption("entries: a row does not decode");
   return Status::Ok();
 }
 

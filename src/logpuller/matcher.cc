@@ -49,15 +49,10 @@ Status RegionMatcher::Handle(const RowView& row, KvBatch* out) {
       }
       std::optional<KvOp> op;
       RETURN_IF_ERROR(Check(row, &op));
-      if (!op.has_value()) return Status::Ok();
-      RawKvEntry& entry = out->emplace_back();
-      entry.op = *op;
-      entry.key.assign(row.key);
-      if (*op == KvOp::kPut) entry.value.assign(row.value);
-      entry.old_value.assign(row.old_value);
-      entry.start_ts = Ts(row.start_ts);
-      entry.commit_ts = Ts(row.commit_ts);
-      entry.region_id = region_;
+      if (op.has_value()) {
+        std::string value = *op == KvOp::kPut ? std::string(row.value) : std::string();
+        Append(row, *op, std::string(row.key), std::move(value), std::string(row.old_value), out);
+      }
       return Status::Ok();
     }
     case cdcpb::Event::ROLLBACK:
@@ -162,13 +157,7 @@ Status RegionMatcher::HandleInitialized(KvBatch* out) {
                region_.value(), RowContext(commit.start_ts, commit.commit_ts, commit.key));
       continue;
     }
-    RowView row;
-    row.start_ts = commit.start_ts;
-    row.commit_ts = commit.commit_ts;
-    row.type = cdcpb::Event::COMMIT;
-    row.op_type = commit.op_type;
-    row.key = commit.key;
-    RETURN_IF_ERROR(EmitMatched(row, it, out));
+    RETURN_IF_ERROR(EmitMatched(commit.View(), it, out));
   }
   if (prewrites_ == nullptr) return Status::Ok();
   for (const PrewriteKey& key : cached->rollbacks) {
@@ -182,16 +171,23 @@ Status RegionMatcher::EmitMatched(const RowView& row, PrewriteMap::iterator it, 
   auto node = prewrites_->extract(it);
   std::optional<KvOp> op;
   RETURN_IF_ERROR(Check(row, &op));
-  if (!op.has_value()) return Status::Ok();
+  if (op.has_value()) {
+    Append(row, *op, std::move(node.key().key), std::move(node.mapped().value),
+           std::move(node.mapped().old_value), out);
+  }
+  return Status::Ok();
+}
+
+void RegionMatcher::Append(const RowView& row, KvOp op, std::string key, std::string value,
+                           std::string old_value, KvBatch* out) const {
   RawKvEntry& entry = out->emplace_back();
-  entry.op = *op;
-  entry.key = std::move(node.key().key);
-  if (*op == KvOp::kPut) entry.value = std::move(node.mapped().value);
-  entry.old_value = std::move(node.mapped().old_value);
+  entry.op = op;
+  entry.key = std::move(key);
+  if (op == KvOp::kPut) entry.value = std::move(value);
+  entry.old_value = std::move(old_value);
   entry.start_ts = Ts(row.start_ts);
   entry.commit_ts = Ts(row.commit_ts);
   entry.region_id = region_;
-  return Status::Ok();
 }
 
 Status RegionMatcher::Check(const RowView& row, std::optional<KvOp>* op) const {

@@ -112,6 +112,16 @@ class RegionMatcher {
     uint64_t commit_ts = 0;
     int32_t op_type = 0;
     std::string key;
+
+    RowView View() const {
+      RowView row;
+      row.start_ts = start_ts;
+      row.commit_ts = commit_ts;
+      row.type = cdcpb::Event::COMMIT;
+      row.op_type = op_type;
+      row.key = key;
+      return row;
+    }
   };
   // Commits and rollbacks that arrived before INITIALIZED.
   struct BeforeInit {
@@ -129,6 +139,10 @@ class RegionMatcher {
   Status HandleInitialized(KvBatch* out);
   // Emits the change `row` commits with the prewrite `it` (which is freed).
   Status EmitMatched(const RowView& row, PrewriteMap::iterator it, KvBatch* out);
+  // Appends the change `row` commits, owning the given strings (the value
+  // only for a put).
+  void Append(const RowView& row, KvOp op, std::string key, std::string value,
+              std::string old_value, KvBatch* out) const;
   // Checks a matched or scanned row. Returns its op in *op, or leaves *op
   // unset if the row is stale (commit ts <= subscription start ts).
   Status Check(const RowView& row, std::optional<KvOp>* op) const;

@@ -40,7 +40,6 @@ struct RegionWorkerPool::Shard {
   std::atomic<size_t> num_states{0};
   // Owned by the shard's thread: parses the rows of its regions' events.
   RegionEventDecoder decoder;
-  DecodedRegionEvent decoded;
 };
 
 RegionWorkerPool::RegionWorkerPool(size_t num_workers, size_t queue_capacity,
@@ -277,7 +276,7 @@ void RegionWorkerPool::HandleEvents(Shard* shard, uint64_t stream_id,
     }
     return batches.emplace_back(run, KvBatch{}).second;
   };
-  DecodedRegionEvent& event = shard->decoded;
+  DecodedRegionEvent event;
   for (const RegionEventRef& ref : events) {
     auto it = shard->states.find({ref.request_id, ref.region_id});
     if (it == shard->states.end() || it->second->stream_id != stream_id) {
@@ -315,7 +314,6 @@ void RegionWorkerPool::HandleEvents(Shard* shard, uint64_t stream_id,
     }
   }
   flush();
-  event.rows = nullptr;  // Its views point into this message's bytes.
 }
 
 void RegionWorkerPool::HandleRows(RegionState& state, const std::vector<RowView>& rows,
