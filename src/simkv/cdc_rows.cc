@@ -20,6 +20,10 @@ void SetOldValue(const OldValue& old_value, bool with_old_value, Row* row) {
   if (with_old_value && old_value.has_value()) row->set_old_value(std::string(*old_value));
 }
 
+void SetOldValue(std::optional<std::string>&& old_value, bool with_old_value, Row* row) {
+  if (with_old_value && old_value.has_value()) row->set_old_value(std::move(*old_value));
+}
+
 cdcpb::Event NewEntriesEvent(uint64_t region_id, uint64_t request_id) {
   cdcpb::Event event;
   event.set_region_id(region_id);
@@ -104,26 +108,26 @@ std::optional<Row> RowFromCommit(const CommitEvent& event, bool with_old_value) 
 
 Row RowFromRollback(const RollbackEvent& event) { return ToRow(ViewOfRollback(event)); }
 
-Row RowFromScan(const CommittedRow& committed, bool with_old_value) {
+Row RowFromScan(CommittedRow&& committed, bool with_old_value) {
   Row row;
   row.set_start_ts(committed.start_ts.value());
   row.set_commit_ts(committed.commit_ts.value());
   row.set_type(cdcpb::Event::COMMITTED);
   row.set_op_type(OpOf(committed.kind));
-  row.set_key(committed.key);
-  row.set_value(committed.value);
-  SetOldValue(committed.old_value, with_old_value, &row);
+  row.set_key(std::move(committed.key));
+  row.set_value(std::move(committed.value));
+  SetOldValue(std::move(committed.old_value), with_old_value, &row);
   return row;
 }
 
-Row RowFromScan(const PrewriteRow& prewrite, bool with_old_value) {
+Row RowFromScan(PrewriteRow&& prewrite, bool with_old_value) {
   Row row;
   row.set_start_ts(prewrite.lock.start_ts.value());
   row.set_type(cdcpb::Event::PREWRITE);
   row.set_op_type(OpOf(prewrite.lock.op));
-  row.set_key(prewrite.lock.key);
-  row.set_value(prewrite.lock.value);
-  SetOldValue(prewrite.old_value, with_old_value, &row);
+  row.set_key(std::move(prewrite.lock.key));
+  row.set_value(std::move(prewrite.lock.value));
+  SetOldValue(std::move(prewrite.old_value), with_old_value, &row);
   return row;
 }
 
@@ -147,8 +151,8 @@ size_t EventBytes(const cdcpb::Event& event) {
   return bytes;
 }
 
-std::vector<cdcpb::Event> ScanEvents(const CommittedScan& scan, uint64_t region_id,
-                                     uint64_t request_id, bool with_old_value) {
+std::vector<cdcpb::Event> ScanEvents(CommittedScan&& scan, uint64_t region_id, uint64_t request_id,
+                                     bool with_old_value) {
   std::vector<cdcpb::Event> events;
   size_t bytes = 0;  // Row bytes in events.back().
   auto add = [&](Row row) {
@@ -161,13 +165,15 @@ std::vector<cdcpb::Event> ScanEvents(const CommittedScan& scan, uint64_t region_
     *events.back().mutable_entries()->add_entries() = std::move(row);
   };
   size_t p = 0;
-  for (const CommittedRow& committed : scan.rows) {
+  for (CommittedRow& committed : scan.rows) {
     while (p < scan.prewrites.size() && scan.prewrites[p].lock.key <= committed.key) {
-      add(RowFromScan(scan.prewrites[p++], with_old_value));
+      add(RowFromScan(std::move(scan.prewrites[p++]), with_old_value));
     }
-    add(RowFromScan(committed, with_old_value));
+    add(RowFromScan(std::move(committed), with_old_value));
   }
-  for (; p < scan.prewrites.size(); ++p) add(RowFromScan(scan.prewrites[p], with_old_value));
+  for (; p < scan.prewrites.size(); ++p) {
+    add(RowFromScan(std::move(scan.prewrites[p]), with_old_value));
+  }
   return events;
 }
 

@@ -55,13 +55,14 @@ void CdcScanner::Run(const ScanTask& task, const CancelToken& token) {
     hub_->Fail(spec, RegionNotFoundError(spec.region_id.value()));
     return;
   }
+  const uint64_t applied_index = scan->applied_index;
   std::vector<cdcpb::Event> events =
-      ScanEvents(*scan, spec.region_id.value(), spec.request_id, spec.old_value);
+      ScanEvents(std::move(scan).value(), spec.region_id.value(), spec.request_id, spec.old_value);
   for (cdcpb::Event& event : events) {
     if (!spec.sink->WaitForSpace(token)) return;
     if (!hub_->SendScanEvent(spec, std::move(event))) return;
   }
-  hub_->FinishScan(spec, scan->applied_index);
+  hub_->FinishScan(spec, applied_index);
 }
 
 }  // namespace sluice::simkv

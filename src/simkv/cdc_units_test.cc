@@ -266,7 +266,7 @@ TEST(ScanEventsTest, LocksComeBeforeWritesOfTheSameKeyAndEventsAreCut) {
   lock.lock.start_ts = Ts(5);
   lock.old_value = "y";
   scan.prewrites.push_back(lock);
-  std::vector<cdcpb::Event> events = ScanEvents(scan, 9, 3, /*with_old_value=*/false);
+  std::vector<cdcpb::Event> events = ScanEvents(std::move(scan), 9, 3, /*with_old_value=*/false);
   ASSERT_EQ(events.size(), 1u);
   const auto& rows = events[0].entries().entries();
   ASSERT_EQ(rows.size(), 3);
@@ -282,7 +282,7 @@ TEST(ScanEventsTest, LocksComeBeforeWritesOfTheSameKeyAndEventsAreCut) {
     big.rows.push_back(CommittedRow{std::string(1, static_cast<char>('a' + i)), Ts(1), Ts(2),
                                     WriteKind::kPut, std::string(10000, 'v'), std::nullopt});
   }
-  EXPECT_EQ(ScanEvents(big, 1, 1, true).size(), 4u);  // 32 KiB per event.
+  EXPECT_EQ(ScanEvents(std::move(big), 1, 1, true).size(), 4u);  // 32 KiB per event.
 }
 
 }  // namespace
