@@ -15,13 +15,12 @@ cdcpb::Event::Row::OpType OpOf(WriteKind kind) {
   return kind == WriteKind::kDelete ? Row::DELETE : Row::PUT;
 }
 
+// Copies a view or a const string; moves a string passed as an rvalue.
 template <typename OldValue>
-void SetOldValue(const OldValue& old_value, bool with_old_value, Row* row) {
-  if (with_old_value && old_value.has_value()) row->set_old_value(std::string(*old_value));
-}
-
-void SetOldValue(std::optional<std::string>&& old_value, bool with_old_value, Row* row) {
-  if (with_old_value && old_value.has_value()) row->set_old_value(std::move(*old_value));
+void SetOldValue(OldValue&& old_value, bool with_old_value, Row* row) {
+  if (with_old_value && old_value.has_value()) {
+    row->set_old_value(std::string(*std::forward<OldValue>(old_value)));
+  }
 }
 
 cdcpb::Event NewEntriesEvent(uint64_t region_id, uint64_t request_id) {
