@@ -142,6 +142,20 @@ class EventStoreTest : public ::testing::Test {
     return puller_.sub(puller_.last()).consumer;
   }
 
+  // Reopens the store with one instance whose writer waits in its first
+  // round (held_.in_round tells it got there) until held_.release.
+  Status OpenWithHeldFirstRound() {
+    store_->Stop();
+    options_.num_dbs = 1;
+    options_.before_write_round_for_testing = [this] {
+      if (held_.first.exchange(false)) {
+        held_.in_round.Notify();
+        held_.release.WaitFor(std::chrono::seconds(10));
+      }
+    };
+    return OpenStore();
+  }
+
   // Hands `batch` to the consumer and waits for its persisted callback.
   static void Persist(KvConsumer* consumer, KvBatch batch) {
     Notification done;
@@ -180,8 +194,15 @@ class EventStoreTest : public ::testing::Test {
     ASSERT_TRUE(PollUntil([&] { return store_->stats().gc_passes > before; }));
   }
 
+  struct HeldRound {
+    std::atomic<bool> first{true};
+    Notification in_round;
+    Notification release;
+  };
+
   ManualClock clock_;
   FakePuller puller_;
+  HeldRound held_;  // Before store_: its writer may wait on it.
   EventStoreOptions options_;
   std::unique_ptr<EventStore> store_;
 };
@@ -436,30 +457,19 @@ TEST_F(EventStoreTest, UnregisterOfTheLastReaderUnsubscribesAndDeletesData) {
 
 TEST_F(EventStoreTest, PersistedCallbacksRunOnceIncludingBatchesPendingAtStop) {
   // Hold the writer in its first round so later batches stay queued.
-  store_->Stop();
-  Notification in_round;
-  Notification release;
-  std::atomic<bool> first{true};
-  options_.num_dbs = 1;
-  options_.before_write_round_for_testing = [&] {
-    if (first.exchange(false)) {
-      in_round.Notify();
-      release.WaitFor(std::chrono::seconds(10));
-    }
-  };
-  ASSERT_TRUE(OpenStore().ok());
+  ASSERT_TRUE(OpenWithHeldFirstRound().ok());
   auto c = Register(Disp(1), Ts(5));
   constexpr int kBatches = 20;
   std::vector<std::atomic<int>> calls(kBatches + 1);
   for (int b = 0; b < kBatches; ++b) {
     c->ConsumeKvEvents({Row(b, 10 + b, 9)}, [&calls, b] { calls[b].fetch_add(1); });
     if (b == 0) {
-      ASSERT_TRUE(in_round.WaitFor());
+      ASSERT_TRUE(held_.in_round.WaitFor());
     }
   }
   std::thread stopper([&] { store_->Stop(); });
   ASSERT_TRUE(PollUntil([&] { return !puller_.unsubscribed().empty(); }));
-  release.Notify();
+  held_.release.Notify();
   stopper.join();
   // After Stop, the consumer still calls back at once.
   c->ConsumeKvEvents({Row(99, 99, 98)}, [&calls] { calls[kBatches].fetch_add(1); });
@@ -467,6 +477,38 @@ TEST_F(EventStoreTest, PersistedCallbacksRunOnceIncludingBatchesPendingAtStop) {
   EXPECT_EQ(store_->stats().entries_written, 0u);
   EXPECT_EQ(store_->stats().entries_dropped_closed, static_cast<uint64_t>(kBatches + 1));
   EXPECT_EQ(puller_.unsubscribed().size(), 1u);
+}
+
+TEST_F(EventStoreTest, AnUrgentSubscriptionsQueuedBatchesAreWrittenFirst) {
+  // Hold the writer in its first round while two subscriptions' batches
+  // queue up interleaved; then one becomes urgent (a resolved ts waits).
+  ASSERT_TRUE(OpenWithHeldFirstRound().ok());
+  constexpr TableId kOther(43);
+  auto a = Register(Disp(1), Ts(5));
+  auto b = Register(Disp(2), Ts(5), nullptr, kOther);
+  Mutex mu;
+  std::vector<char> order;  // Which subscription each persisted batch was.
+  auto done = [&](char who) {
+    return [&mu, &order, who] {
+      MutexLock lock(&mu);
+      order.push_back(who);
+    };
+  };
+  b->ConsumeKvEvents({Row(0, 10, 9, KvOp::kPut, "", kOther)}, done('-'));
+  ASSERT_TRUE(held_.in_round.WaitFor());
+  constexpr int kBatches = 5;
+  for (int i = 0; i < kBatches; ++i) {
+    b->ConsumeKvEvents({Row(i, 11 + i, 10 + i, KvOp::kPut, "", kOther)}, done('b'));
+    a->ConsumeKvEvents({Row(i, 11 + i, 10 + i)}, done('a'));
+  }
+  a->SetPersistUrgent(true);
+  held_.release.Notify();
+  ASSERT_TRUE(PollUntil([&] {
+    MutexLock lock(&mu);
+    return order.size() == 2 * kBatches + 1;
+  }));
+  MutexLock lock(&mu);
+  EXPECT_EQ(std::string(order.begin(), order.end()), "-aaaaabbbbb");
 }
 
 TEST_F(EventStoreTest, ConcurrentWritersEachCallbackOnce) {

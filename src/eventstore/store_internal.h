@@ -22,6 +22,7 @@
 #include "common/strong_id.h"
 #include "common/thread_annotations.h"
 #include "eventstore/event_store.h"
+#include "eventstore/write_queue.h"
 #include "logpuller/consumer.h"
 
 namespace sluice::eventstore {
@@ -96,6 +97,9 @@ struct SubscriptionState {
   std::atomic<uint64_t> resolved_ts;    // Last published resolved ts.
   std::atomic<uint64_t> max_commit_ts;  // Largest commit ts accepted.
   DbWriter* const writer;               // Used only while !closed_.
+  // A resolved ts waits for this subscription's queued writes: the writer
+  // takes them first (see WriteQueue).
+  std::atomic<bool> persist_urgent{false};
 
   mutable Mutex mu;
   bool closed_ GUARDED_BY(mu) = false;        // No more writes are queued.
@@ -118,6 +122,7 @@ class SubscriptionConsumer final : public logpuller::KvConsumer {
 
   void ConsumeKvEvents(KvBatch batch, logpuller::PersistedCallback persisted) override;
   void AdvanceResolvedTs(Ts ts) override;
+  void SetPersistUrgent(bool urgent) override;
   void OnSubscriptionError(const Status& status) override;
 
  private:
@@ -133,18 +138,14 @@ struct WriteTask {
 };
 
 // The write queue of one RocksDB instance and its workers. Each worker takes
-// queued tasks up to max_batch_entries, writes them in RocksDB write batches
-// of at most that many entries, then runs their persisted callbacks.
-// Enqueue() is thread-safe and never blocks on the workers; Start() and
-// Stop() are for the owner.
+// queued tasks up to max_batch_entries (urgent subscriptions' first), writes
+// them in RocksDB write batches of at most that many entries, then runs their
+// persisted callbacks. Enqueue() is thread-safe and never blocks on the
+// workers; Start() and Stop() are for the owner.
 class DbWriter {
  public:
   DbWriter(std::shared_ptr<DbHandle> db, size_t max_batch_entries,
-           std::shared_ptr<StoreCounters> counters, std::function<void()> before_round)
-      : db_(std::move(db)),
-        max_batch_entries_(max_batch_entries),
-        counters_(std::move(counters)),
-        before_round_(std::move(before_round)) {}
+           std::shared_ptr<StoreCounters> counters, std::function<void()> before_round);
 
   void Start(size_t workers, const std::string& name);
   // False (and `*task` untouched) once the writer is stopping.
@@ -179,7 +180,7 @@ class DbWriter {
   const size_t max_batch_entries_;
   const std::shared_ptr<StoreCounters> counters_;
   const std::function<void()> before_round_;
-  UnboundedMpscQueue<WriteTask> queue_;
+  WriteQueue<WriteTask> queue_;
   ThreadGroup workers_;
 };
 

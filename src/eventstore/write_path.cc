@@ -105,6 +105,10 @@ void SubscriptionConsumer::AdvanceResolvedTs(Ts ts) {
   }
 }
 
+void SubscriptionConsumer::SetPersistUrgent(bool urgent) {
+  sub_->persist_urgent.store(urgent, std::memory_order_relaxed);
+}
+
 void SubscriptionConsumer::OnSubscriptionError(const Status& status) {
   LOG_WARN("event store subscription {}: puller reported {}", sub_->store_id, status.ToString());
   MutexLock lock(&sub_->mu);
@@ -151,20 +155,31 @@ Status DbWriter::WriteSorted(SortedBatch* sorted) {
   return st;
 }
 
+DbWriter::DbWriter(std::shared_ptr<DbHandle> db, size_t max_batch_entries,
+                   std::shared_ptr<StoreCounters> counters, std::function<void()> before_round)
+    : db_(std::move(db)),
+      max_batch_entries_(max_batch_entries),
+      counters_(std::move(counters)),
+      before_round_(std::move(before_round)),
+      queue_([](const WriteTask& task) { return task.entries.size(); },
+             [](const WriteTask& task) {
+               return task.sub->persist_urgent.load(std::memory_order_relaxed);
+             }) {}
+
 void DbWriter::Start(size_t workers, const std::string& name) {
   for (size_t i = 0; i < workers; ++i) {
     workers_.Start(name + "-" + std::to_string(i), [this](StopToken) { WorkerLoop(); });
   }
 }
 
-bool DbWriter::Enqueue(WriteTask* task) { return queue_.Push(std::move(*task)); }
+bool DbWriter::Enqueue(WriteTask* task) { return queue_.Push(task); }
 
 void DbWriter::Stop() {
   queue_.Close();
   workers_.Join();
   // With no workers (or if one never ran), finish what is left here.
   std::vector<WriteTask> rest;
-  queue_.TryPopAll(&rest);
+  queue_.TakeAll(&rest);
   for (WriteTask& task : rest) {
     task.sub->FinishWrite(Status::Ok());
     counters_->AddDroppedClosed(task.entries.size());
@@ -179,16 +194,7 @@ void DbWriter::WorkerLoop() {
   SortedBatch sorted;
   while (true) {
     tasks.clear();
-    std::optional<WriteTask> first = queue_.Pop();
-    if (!first.has_value()) return;
-    size_t entries = first->entries.size();
-    tasks.push_back(std::move(*first));
-    while (entries < max_batch_entries_) {
-      std::optional<WriteTask> more = queue_.TryPop();
-      if (!more.has_value()) break;
-      entries += more->entries.size();
-      tasks.push_back(std::move(*more));
-    }
+    if (!queue_.PopRound(max_batch_entries_, &tasks)) return;
     if (before_round_) before_round_();
     WriteTasks(&tasks, &sorted);
   }

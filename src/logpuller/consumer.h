@@ -38,6 +38,14 @@ class KvConsumer {
   // first call may equal the start ts.
   virtual void AdvanceResolvedTs(Ts ts) = 0;
 
+  // True while a resolved ts waits for batches already handed over (false
+  // once none waits). A consumer that persists many subscriptions' batches
+  // may persist urgent ones first: their resolved ts is then published
+  // sooner, while others' batches have nobody waiting on them yet (an
+  // initial scan's rows, before the region's first resolved ts). Default:
+  // ignore.
+  virtual void SetPersistUrgent(bool urgent) {}
+
   // The subscription failed with a non-retryable error (or was closed by the
   // puller). No further calls follow. Default: ignore.
   virtual void OnSubscriptionError(const Status& status) {}

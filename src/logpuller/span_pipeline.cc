@@ -362,6 +362,7 @@ class Worker {
     bool published_any = false;
     Ts last_published;
     bool unregistered = false;  // Waiting for in-flight batches to drain.
+    bool urgent = false;        // Last SetPersistUrgent() told the consumer.
 
     // Every seq up to this one is persisted.
     uint64_t Acked() const { return outstanding.empty() ? next_seq - 1 : *outstanding.begin() - 1; }
@@ -484,7 +485,8 @@ class Worker {
     shared_->metrics.pending_barriers.Add(1);
   }
 
-  // Publishes the highest ts among the barriers whose wait seq is persisted.
+  // Publishes the highest ts among the barriers whose wait seq is persisted,
+  // and tells the consumer whether a barrier still waits (SetPersistUrgent).
   void Flush(SubscriptionId id, State& state) {
     uint64_t acked = state.Acked();
     std::optional<Ts> ready;
@@ -493,10 +495,15 @@ class Worker {
       state.barriers.pop_front();
       shared_->metrics.pending_barriers.Add(-1);
     }
+    std::shared_ptr<KvConsumer> consumer = state.consumer;  // `state` may go in Fail().
+    if (const bool urgent = !state.barriers.empty(); urgent != state.urgent) {
+      state.urgent = urgent;
+      Status status = CallConsumer("SetPersistUrgent", [&] { consumer->SetPersistUrgent(urgent); });
+      if (!status.ok()) return Fail(id, status);
+    }
     if (!ready.has_value() || !state.Publishable(*ready)) return;
     state.published_any = true;
     state.last_published = *ready;
-    std::shared_ptr<KvConsumer> consumer = state.consumer;
     Status status = CallConsumer("AdvanceResolvedTs", [&] { consumer->AdvanceResolvedTs(*ready); });
     if (!status.ok()) Fail(id, status);
   }

@@ -8,7 +8,9 @@
 // persisted callback. EnqueueResolved(ts) binds ts to the last seq enqueued
 // before it (a barrier); barriers with the same wait seq merge to the max ts.
 // A barrier is published with AdvanceResolvedTs() once every seq up to its
-// wait seq is persisted, in any completion order. The persisted seqs are kept
+// wait seq is persisted, in any completion order. While a barrier waits, the
+// consumer is told the subscription is urgent (SetPersistUrgent(true)), and
+// told again when none waits. The persisted seqs are kept
 // as the set still outstanding, so the acked prefix compacts by construction.
 //
 // Threads. N workers (owned, joined in Stop()); subscription id % N picks the

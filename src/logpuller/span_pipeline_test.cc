@@ -51,6 +51,7 @@ class FakeConsumer : public KvConsumer {
   struct Record {
     std::vector<KvBatch> batches;
     std::vector<Ts> resolved;
+    std::vector<bool> urgent;  // Each SetPersistUrgent() call.
     std::vector<Status> errors;
     uint64_t violations = 0;
   };
@@ -82,6 +83,11 @@ class FakeConsumer : public KvConsumer {
       record_.resolved.push_back(ts);
     }
     if (throw_on_resolved_) throw std::runtime_error("advance failed");
+  }
+
+  void SetPersistUrgent(bool urgent) override {
+    MutexLock lock(&mu_);
+    record_.urgent.push_back(urgent);
   }
 
   void OnSubscriptionError(const Status& status) override {
@@ -236,6 +242,49 @@ TEST_F(SpanPipelineTest, InOrderAcksPublishOnlyAfterEveryEarlierBatch) {
   EXPECT_EQ(pipeline_->InFlightBytes(), 0u);
   EXPECT_EQ(pipeline_->QuotaInFlight(), 0u);
   EXPECT_EQ(Gauge("inflight_bytes"), 0);
+}
+
+TEST_F(SpanPipelineTest, ConsumerIsUrgentExactlyWhileABarrierWaits) {
+  Start();
+  auto c = Register(kSub, Ts(10));
+  ASSERT_TRUE(Data(kSub, 1).ok());
+  ASSERT_TRUE(Data(kSub, 2).ok());
+  Sync();
+  EXPECT_TRUE(c->Get().urgent.empty());  // Batches alone: nobody waits.
+
+  ASSERT_TRUE(Resolved(kSub, 100).ok());
+  Sync();
+  EXPECT_EQ(c->Get().urgent, std::vector<bool>{true});
+  c->Persist(0);
+  Sync();
+  EXPECT_EQ(c->Get().urgent, std::vector<bool>{true});  // Batch 2 still waited for.
+  c->Persist(1);
+  ASSERT_TRUE(c->WaitForResolved(1));
+  Sync();
+  EXPECT_EQ(c->Get().urgent, (std::vector<bool>{true, false}));
+
+  // A barrier with nothing in flight is published at once: never urgent.
+  ASSERT_TRUE(Resolved(kSub, 200).ok());
+  ASSERT_TRUE(c->WaitForResolved(2));
+  Sync();
+  EXPECT_EQ(c->Get().urgent, (std::vector<bool>{true, false}));
+
+  // Urgent again for the next waiting barrier; a second barrier keeps it so.
+  ASSERT_TRUE(Data(kSub, 3).ok());
+  ASSERT_TRUE(Resolved(kSub, 300).ok());
+  ASSERT_TRUE(Data(kSub, 4).ok());
+  ASSERT_TRUE(Resolved(kSub, 400).ok());
+  Sync();
+  EXPECT_EQ(c->Get().urgent, (std::vector<bool>{true, false, true}));
+  c->Persist(2);
+  ASSERT_TRUE(c->WaitForResolved(3));
+  Sync();
+  EXPECT_EQ(c->Get().urgent, (std::vector<bool>{true, false, true}));
+  c->Persist(3);
+  ASSERT_TRUE(c->WaitForResolved(4));
+  Sync();
+  EXPECT_EQ(c->Get().urgent, (std::vector<bool>{true, false, true, false}));
+  EXPECT_EQ(c->Get().resolved, (std::vector<Ts>{Ts(100), Ts(200), Ts(300), Ts(400)}));
 }
 
 TEST_F(SpanPipelineTest, OutOfOrderAcksPublishEachBarrierWhenItsPrefixIsPersisted) {
