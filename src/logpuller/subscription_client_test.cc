@@ -22,6 +22,61 @@ std::vector<int64_t> Handles(int64_t from, int64_t count) {
   return out;
 }
 
+// Holds every persisted callback until Release(); records resolved ts and
+// SetPersistUrgent() calls.
+class HoldingConsumer final : public KvConsumer {
+ public:
+  void ConsumeKvEvents(KvBatch batch, PersistedCallback persisted) override {
+    {
+      MutexLock lock(&mu_);
+      ++batches_;
+      if (!released_) {
+        held_.push_back(std::move(persisted));
+        return;
+      }
+    }
+    persisted();  // Never under mu_ (KvConsumer's rule).
+  }
+  void AdvanceResolvedTs(Ts ts) override {
+    MutexLock lock(&mu_);
+    resolved_ = ts;
+  }
+  void SetPersistUrgent(bool urgent) override {
+    MutexLock lock(&mu_);
+    urgent_.push_back(urgent);
+  }
+  // Persists everything held, and every later batch at once.
+  void Release() {
+    std::vector<PersistedCallback> held;
+    {
+      MutexLock lock(&mu_);
+      released_ = true;
+      held.swap(held_);
+    }
+    for (PersistedCallback& done : held) done();
+  }
+  size_t batches() const {
+    MutexLock lock(&mu_);
+    return batches_;
+  }
+  Ts resolved() const {
+    MutexLock lock(&mu_);
+    return resolved_;
+  }
+  std::vector<bool> urgent() const {
+    MutexLock lock(&mu_);
+    return urgent_;
+  }
+
+ private:
+  mutable Mutex mu_;
+  size_t batches_ GUARDED_BY(mu_) = 0;
+  bool released_ GUARDED_BY(mu_) = false;
+  std::vector<PersistedCallback> held_ GUARDED_BY(mu_);
+  Ts resolved_ GUARDED_BY(mu_);
+  std::vector<bool> urgent_ GUARDED_BY(mu_);
+};
+
 class SubscriptionClientTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -195,6 +250,29 @@ TEST_F(SubscriptionClientTest, QuotaReturnsToZero) {
   Ts last = Write(kTable, 0, 300, "bulk");
   ASSERT_TRUE(consumer->WaitResolved(last, kWait));
   ASSERT_TRUE(PollUntil([&] { return env_->client->pipeline().QuotaInFlight() == 0; }, kWait));
+}
+
+TEST_F(SubscriptionClientTest, TheConsumerIsUrgentWhileAResolvedTsWaitsForItsBatches) {
+  Ts start = Now();
+  Ts scanned = Write(kTable, 50, 200, "scan");
+  auto consumer = std::make_shared<HoldingConsumer>();
+  ASSERT_TRUE(
+      env_->client
+          ->Subscribe(codec::ComparableTableRecordSpan(kTable), start, consumer, SubscribeOptions{})
+          .ok());
+  // The scanned rows are held unpersisted, so the resolved ts past them
+  // waits: the consumer hears that it is urgent, and nothing is published.
+  ASSERT_TRUE(PollUntil([&] { return !consumer->urgent().empty(); }, kWait));
+  EXPECT_EQ(consumer->urgent().front(), true);
+  EXPECT_GT(consumer->batches(), 0u);
+  EXPECT_LT(consumer->resolved(), scanned);
+  consumer->Release();
+  Ts last = Write(kTable, 90, 10, "live");
+  ASSERT_TRUE(PollUntil([&] { return consumer->resolved() >= last; }, kWait));
+  // Once nothing waits any more, it is told so; the calls alternate.
+  ASSERT_TRUE(PollUntil([&] { return consumer->urgent().back() == false; }, kWait));
+  std::vector<bool> calls = consumer->urgent();
+  for (size_t i = 0; i < calls.size(); ++i) EXPECT_EQ(calls[i], i % 2 == 0) << i;
 }
 
 }  // namespace

@@ -56,6 +56,7 @@ class TrackingConsumer final : public KvConsumer {
     }
     inner_->AdvanceResolvedTs(ts);
   }
+  void SetPersistUrgent(bool urgent) override { inner_->SetPersistUrgent(urgent); }
   void OnSubscriptionError(const Status& status) override { inner_->OnSubscriptionError(status); }
   Ts published() const { return Ts(published_.load(std::memory_order_relaxed)); }
 
