@@ -7,8 +7,8 @@
 //  1. Register() checks the region against the RegionMap and, if this store
 //     may serve it, registers it for live events at once. From then on live
 //     rows are buffered in the hub (with their apply index).
-//  2. The incremental scan (CdcScanner) takes a ScanCommitted snapshot and
-//     pushes its events through SendScanEvent(); FinishScan() then sends
+//  2. The incremental scan (CdcScanner) reads a VisitCommitted snapshot and
+//     pushes its rows through SendScanRows(); FinishScan() then sends
 //     INITIALIZED and the buffered rows whose apply index is after the
 //     snapshot, and live rows flow straight to the stream's sink.
 //  3. It ends with an error event (region split/merged, leader moved,
@@ -83,9 +83,9 @@ class CdcHub final : public MvccObserver {
   std::variant<ScanTask, cdcpb::Error> Register(std::shared_ptr<const DownstreamSpec> spec)
       EXCLUDES(mu_);
 
-  // Scan stitching (scan workers). SendScanEvent is false once the
+  // Scan stitching (scan workers). SendScanRows is false once the
   // subscription is gone: stop scanning.
-  bool SendScanEvent(const DownstreamSpec& spec, cdcpb::Event event) EXCLUDES(mu_);
+  bool SendScanRows(const DownstreamSpec& spec, RowBatch batch) EXCLUDES(mu_);
   void FinishScan(const DownstreamSpec& spec, uint64_t applied_index) EXCLUDES(mu_);
   // Ends a subscription with an error event.
   void Fail(const DownstreamSpec& spec, cdcpb::Error error) EXCLUDES(mu_);

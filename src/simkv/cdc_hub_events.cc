@@ -114,10 +114,10 @@ void CdcHub::OnRollback(const RollbackEvent& event) {
          [&](bool) { return std::optional<RowView>(ViewOfRollback(event)); });
 }
 
-bool CdcHub::SendScanEvent(const DownstreamSpec& spec, cdcpb::Event event) {
+bool CdcHub::SendScanRows(const DownstreamSpec& spec, RowBatch batch) {
   MutexLock lock(&mu_);
   if (Find(spec) == nullptr) return false;
-  return spec.sink->PushScanEvent(std::move(event)) == StreamSink::PushResult::kOk;
+  return spec.sink->PushScanRows(std::move(batch)) == StreamSink::PushResult::kOk;
 }
 
 void CdcHub::FinishScan(const DownstreamSpec& spec, uint64_t applied_index) {

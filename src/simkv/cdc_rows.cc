@@ -23,14 +23,6 @@ void SetOldValue(OldValue&& old_value, bool with_old_value, Row* row) {
   }
 }
 
-cdcpb::Event NewEntriesEvent(uint64_t region_id, uint64_t request_id) {
-  cdcpb::Event event;
-  event.set_region_id(region_id);
-  event.set_request_id(request_id);
-  event.mutable_entries();
-  return event;
-}
-
 }  // namespace
 
 std::optional<RowView> ViewOfPrewrite(const PrewriteEvent& event, bool with_old_value) {
@@ -107,29 +99,6 @@ std::optional<Row> RowFromCommit(const CommitEvent& event, bool with_old_value) 
 
 Row RowFromRollback(const RollbackEvent& event) { return ToRow(ViewOfRollback(event)); }
 
-Row RowFromScan(CommittedRow&& committed, bool with_old_value) {
-  Row row;
-  row.set_start_ts(committed.start_ts.value());
-  row.set_commit_ts(committed.commit_ts.value());
-  row.set_type(cdcpb::Event::COMMITTED);
-  row.set_op_type(OpOf(committed.kind));
-  row.set_key(std::move(committed.key));
-  row.set_value(std::move(committed.value));
-  SetOldValue(std::move(committed.old_value), with_old_value, &row);
-  return row;
-}
-
-Row RowFromScan(PrewriteRow&& prewrite, bool with_old_value) {
-  Row row;
-  row.set_start_ts(prewrite.lock.start_ts.value());
-  row.set_type(cdcpb::Event::PREWRITE);
-  row.set_op_type(OpOf(prewrite.lock.op));
-  row.set_key(std::move(prewrite.lock.key));
-  row.set_value(std::move(prewrite.lock.value));
-  SetOldValue(std::move(prewrite.old_value), with_old_value, &row);
-  return row;
-}
-
 Row InitializedRow() {
   Row row;
   row.set_type(cdcpb::Event::INITIALIZED);
@@ -150,30 +119,71 @@ size_t EventBytes(const cdcpb::Event& event) {
   return bytes;
 }
 
-std::vector<cdcpb::Event> ScanEvents(CommittedScan&& scan, uint64_t region_id, uint64_t request_id,
-                                     bool with_old_value) {
-  std::vector<cdcpb::Event> events;
-  size_t bytes = 0;  // Row bytes in events.back().
-  auto add = [&](Row row) {
-    size_t row_bytes = RowBytes(row);
-    if (events.empty() || (bytes > 0 && bytes + row_bytes >= kEventMaxBytes)) {
-      events.push_back(NewEntriesEvent(region_id, request_id));
-      bytes = 0;
-    }
-    bytes += row_bytes;
-    *events.back().mutable_entries()->add_entries() = std::move(row);
-  };
-  size_t p = 0;
-  for (CommittedRow& committed : scan.rows) {
-    while (p < scan.prewrites.size() && scan.prewrites[p].lock.key <= committed.key) {
-      add(RowFromScan(std::move(scan.prewrites[p++]), with_old_value));
-    }
-    add(RowFromScan(std::move(committed), with_old_value));
+RowView ViewOfScanned(const ScannedRow& scanned, bool with_old_value) {
+  RowView row;
+  row.start_ts = scanned.start_ts.value();
+  row.key = scanned.key;
+  row.value = scanned.value;
+  if (scanned.is_lock) {
+    row.type = cdcpb::Event::PREWRITE;
+    row.op_type = OpOf(scanned.lock_op);
+  } else {
+    row.type = cdcpb::Event::COMMITTED;
+    row.op_type = OpOf(scanned.kind);
+    row.commit_ts = scanned.commit_ts.value();
   }
-  for (; p < scan.prewrites.size(); ++p) {
-    add(RowFromScan(std::move(scan.prewrites[p]), with_old_value));
+  if (with_old_value && scanned.old_value.has_value()) row.old_value = *scanned.old_value;
+  return row;
+}
+
+void RowBatch::Append(const RowView& row) {
+  Packed packed;
+  packed.start_ts = row.start_ts;
+  packed.commit_ts = row.commit_ts;
+  packed.key_size = static_cast<uint32_t>(row.key.size());
+  packed.value_size = static_cast<uint32_t>(row.value.size());
+  packed.old_value_size = static_cast<uint32_t>(row.old_value.size());
+  packed.type = row.type;
+  packed.op_type = row.op_type;
+  rows.push_back(packed);
+  bytes.append(row.key).append(row.value).append(row.old_value);
+  row_bytes += RowBytes(row);
+}
+
+void RowBatch::Views(std::vector<RowView>* views) const {
+  views->clear();
+  const char* data = bytes.data();
+  for (const Packed& packed : rows) {
+    RowView& view = views->emplace_back();
+    view.type = packed.type;
+    view.op_type = packed.op_type;
+    view.start_ts = packed.start_ts;
+    view.commit_ts = packed.commit_ts;
+    view.key = std::string_view(data, packed.key_size);
+    data += packed.key_size;
+    view.value = std::string_view(data, packed.value_size);
+    data += packed.value_size;
+    view.old_value = std::string_view(data, packed.old_value_size);
+    data += packed.old_value_size;
   }
-  return events;
+}
+
+void RowBatch::Clear() {
+  rows.clear();
+  bytes.clear();
+  row_bytes = 0;
+}
+
+void AppendScanRow(const RowView& row, uint64_t region_id, uint64_t request_id,
+                   std::vector<RowBatch>* batches) {
+  if (batches->empty() || (batches->back().row_bytes > 0 &&
+                           batches->back().row_bytes + RowBytes(row) >= kEventMaxBytes)) {
+    RowBatch& batch = batches->emplace_back();
+    batch.region_id = region_id;
+    batch.request_id = request_id;
+    batch.bytes.reserve(kEventMaxBytes);
+  }
+  batches->back().Append(row);
 }
 
 cdcpb::Event ErrorEvent(uint64_t region_id, uint64_t request_id, cdcpb::Error error) {

@@ -54,13 +54,13 @@ RowView ViewOfRow(const Row& row);
 void FillRow(const RowView& view, Row* row);
 Row ToRow(const RowView& view);
 
+// An incremental scan's row: a lock as PREWRITE, a write as COMMITTED.
+RowView ViewOfScanned(const ScannedRow& row, bool with_old_value);
+
 // nullopt for changes that produce no row (lock-only mutations).
 std::optional<Row> RowFromPrewrite(const PrewriteEvent& event, bool with_old_value);
 std::optional<Row> RowFromCommit(const CommitEvent& event, bool with_old_value);
 Row RowFromRollback(const RollbackEvent& event);
-// The scan row's strings move into the Row.
-Row RowFromScan(CommittedRow&& row, bool with_old_value);
-Row RowFromScan(PrewriteRow&& row, bool with_old_value);
 Row InitializedRow();
 
 // Approximate bytes a row takes in memory and on the wire.
@@ -70,13 +70,39 @@ inline size_t RowBytes(const RowView& row) {
 }
 size_t EventBytes(const cdcpb::Event& event);
 
-// The scan output in TiKV's order (key order; a key's lock before its
-// committed writes, writes oldest first), cut into Events of at most
-// kEventMaxBytes of rows, each carrying region and request id. The scan's
-// strings move into the events, so that a scanned byte is copied once (out of
-// the store) before the stream's writer serializes it.
-std::vector<cdcpb::Event> ScanEvents(CommittedScan&& scan, uint64_t region_id, uint64_t request_id,
-                                     bool with_old_value);
+// Rows of one (region, request, apply index) packed into one buffer: what
+// goes on the wire as one Event. Each row's key, value and old value follow
+// each other in `bytes`.
+struct RowBatch {
+  struct Packed {
+    uint64_t start_ts = 0;
+    uint64_t commit_ts = 0;
+    uint32_t key_size = 0;
+    uint32_t value_size = 0;
+    uint32_t old_value_size = 0;
+    cdcpb::Event::LogType type = cdcpb::Event::UNKNOWN;
+    Row::OpType op_type = Row::UNKNOWN;
+  };
+
+  uint64_t region_id = 0;
+  uint64_t request_id = 0;
+  uint64_t index = 0;
+  std::vector<Packed> rows;
+  std::string bytes;
+  size_t row_bytes = 0;  // RowBytes() of the rows, summed.
+
+  void Append(const RowView& row);
+  // Replaces *views by views of the rows (into `bytes`).
+  void Views(std::vector<RowView>* views) const;
+  void Clear();
+};
+
+// Appends an incremental scan's row (in TiKV's order: key order, a key's lock
+// before its writes, writes oldest first) to the last batch of `*batches`,
+// starting a new batch of (region, request) when the last one holds
+// kEventMaxBytes of rows.
+void AppendScanRow(const RowView& row, uint64_t region_id, uint64_t request_id,
+                   std::vector<RowBatch>* batches);
 
 cdcpb::Event ErrorEvent(uint64_t region_id, uint64_t request_id, cdcpb::Error error);
 

@@ -39,8 +39,11 @@ void CdcScanner::Schedule(ScanTask task) {
 
 void CdcScanner::Run(const ScanTask& task, const CancelToken& token) {
   const DownstreamSpec& spec = *task.spec;
-  Result<CommittedScan> scan = Status(Code::kInternal, "not scanned");
-  for (int attempt = 0; attempt < kScanAttempts && !scan.ok(); ++attempt) {
+  // The rows are packed straight out of the store: each byte is copied once
+  // before the stream's writer encodes it.
+  std::vector<RowBatch> batches;
+  Result<uint64_t> applied_index = Status(Code::kInternal, "not scanned");
+  for (int attempt = 0; attempt < kScanAttempts && !applied_index.ok(); ++attempt) {
     Ts after = spec.checkpoint_ts;
     Ts gc_safe_point = store_->gc_safe_point();
     if (after < gc_safe_point) {
@@ -48,21 +51,24 @@ void CdcScanner::Run(const ScanTask& task, const CancelToken& token) {
                spec.region_id.value(), spec.request_id, after.value(), gc_safe_point.value());
       after = gc_safe_point;
     }
-    scan = store_->ScanCommitted(task.range.start, task.range.end, after, kMaxTs);
+    batches.clear();
+    applied_index = store_->VisitCommitted(
+        task.range.start, task.range.end, after, kMaxTs, [&](const ScannedRow& row) {
+          AppendScanRow(ViewOfScanned(row, spec.old_value), spec.region_id.value(),
+                        spec.request_id, &batches);
+        });
   }
-  if (!scan.ok()) {
-    LOG_WARN("cdc: region {} scan failed: {}", spec.region_id.value(), scan.status().ToString());
+  if (!applied_index.ok()) {
+    LOG_WARN("cdc: region {} scan failed: {}", spec.region_id.value(),
+             applied_index.status().ToString());
     hub_->Fail(spec, RegionNotFoundError(spec.region_id.value()));
     return;
   }
-  const uint64_t applied_index = scan->applied_index;
-  std::vector<cdcpb::Event> events =
-      ScanEvents(std::move(scan).value(), spec.region_id.value(), spec.request_id, spec.old_value);
-  for (cdcpb::Event& event : events) {
+  for (RowBatch& batch : batches) {
     if (!spec.sink->WaitForSpace(token)) return;
-    if (!hub_->SendScanEvent(spec, std::move(event))) return;
+    if (!hub_->SendScanRows(spec, std::move(batch))) return;
   }
-  hub_->FinishScan(spec, applied_index);
+  hub_->FinishScan(spec, applied_index.value());
 }
 
 }  // namespace sluice::simkv

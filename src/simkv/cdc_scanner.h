@@ -1,8 +1,9 @@
 // CdcScanner: the incremental scans of one store (TiKV's CDC Initializer on
-// its scan pool). Each task reads a ScanCommitted snapshot of the observed
-// range from the request's checkpoint ts, sends it through the hub (locks as
-// PREWRITE, writes as COMMITTED, in key order), then lets the hub send
-// INITIALIZED and the live rows that came after the snapshot.
+// its scan pool). Each task reads a VisitCommitted snapshot of the observed
+// range from the request's checkpoint ts into packed row batches, sends them
+// through the hub (locks as PREWRITE, writes as COMMITTED, in key order), then
+// lets the hub send INITIALIZED and the live rows that came after the
+// snapshot.
 //
 // A checkpoint below the GC safe point is scanned from the safe point (with a
 // warning): history below it is gone, as it would be in TiKV.

@@ -82,18 +82,17 @@ StreamSink::PushResult StreamSink::PushEventItem(cdcpb::Event event, bool force,
   return result;
 }
 
-// static
-void StreamSink::AppendRow(const RowView& row, RowBatch* batch) {
-  PackedRow packed;
-  packed.start_ts = row.start_ts;
-  packed.commit_ts = row.commit_ts;
-  packed.key_size = static_cast<uint32_t>(row.key.size());
-  packed.value_size = static_cast<uint32_t>(row.value.size());
-  packed.old_value_size = static_cast<uint32_t>(row.old_value.size());
-  packed.type = row.type;
-  packed.op_type = row.op_type;
-  batch->rows.push_back(packed);
-  batch->bytes.append(row.key).append(row.value).append(row.old_value);
+StreamSink::PushResult StreamSink::PushScanRows(RowBatch batch) {
+  Item item;
+  item.kind = Item::Kind::kRows;
+  item.scan = true;
+  item.request_id = batch.request_id;
+  item.bytes = batch.row_bytes + 32;
+  item.batch = std::move(batch);
+  MutexLock lock(&mu_);
+  PushResult result = Admit(item.bytes, /*force=*/true);
+  if (result == PushResult::kOk) Enqueue(std::move(item));
+  return result;
 }
 
 StreamSink::PushResult StreamSink::PushRow(uint64_t region_id, uint64_t request_id, uint64_t index,
@@ -123,7 +122,7 @@ StreamSink::PushResult StreamSink::PushRowLocked(uint64_t region_id, uint64_t re
     if (last.kind == Item::Kind::kRows && last.batch.region_id == region_id &&
         last.batch.request_id == request_id && last.batch.index == index &&
         last.bytes + bytes < kEventMaxBytes) {
-      AppendRow(row, &last.batch);
+      last.batch.Append(row);
       last.bytes += bytes;
       bytes_ += bytes;
       return PushResult::kOk;
@@ -138,7 +137,7 @@ StreamSink::PushResult StreamSink::PushRowLocked(uint64_t region_id, uint64_t re
   item.batch.region_id = region_id;
   item.batch.request_id = request_id;
   item.batch.index = index;
-  AppendRow(row, &item.batch);
+  item.batch.Append(row);
   item.bytes = bytes + 32;
   Enqueue(std::move(item));
   return PushResult::kOk;
@@ -187,21 +186,7 @@ void StreamSink::TakeMessageItems() {
 }
 
 void StreamSink::EncodeRows(const RowBatch& batch, std::string* bytes) {
-  views_.clear();
-  const char* data = batch.bytes.data();
-  for (const PackedRow& packed : batch.rows) {
-    RowView& view = views_.emplace_back();
-    view.type = packed.type;
-    view.op_type = packed.op_type;
-    view.start_ts = packed.start_ts;
-    view.commit_ts = packed.commit_ts;
-    view.key = std::string_view(data, packed.key_size);
-    data += packed.key_size;
-    view.value = std::string_view(data, packed.value_size);
-    data += packed.value_size;
-    view.old_value = std::string_view(data, packed.old_value_size);
-    data += packed.old_value_size;
-  }
+  batch.Views(&views_);
   wire::AppendRowsEvent(batch.region_id, batch.index, batch.request_id, views_, bytes);
 }
 
@@ -242,8 +227,7 @@ bool StreamSink::NextMessage(const CancelToken& token, std::string* bytes, bool*
         item.batch.bytes.capacity() > kMaxSpareBytes) {
       continue;
     }
-    item.batch.rows.clear();
-    item.batch.bytes.clear();
+    item.batch.Clear();
     spare_.push_back(std::move(item.batch));
   }
   taken_.clear();

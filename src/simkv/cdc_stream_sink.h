@@ -67,6 +67,8 @@ class StreamSink {
   // Queues an incremental scan's event (a row batch or INITIALIZED), which a
   // resolved ts may overtake; always fits (scans WaitForSpace() first).
   PushResult PushScanEvent(cdcpb::Event event) EXCLUDES(mu_);
+  // As PushScanEvent, for a batch of an incremental scan's rows.
+  PushResult PushScanRows(RowBatch batch) EXCLUDES(mu_);
   // Queues one row of (region, request, apply index). It joins the last
   // queued event when that one carries rows of the same region, request and
   // index and has room, so one MVCC batch becomes one Event as in TiKV.
@@ -101,25 +103,6 @@ class StreamSink {
   size_t queued_bytes() const EXCLUDES(mu_);
 
  private:
-  // A row's fields; its key, value and old value follow each other in the
-  // batch's bytes.
-  struct PackedRow {
-    uint64_t start_ts = 0;
-    uint64_t commit_ts = 0;
-    uint32_t key_size = 0;
-    uint32_t value_size = 0;
-    uint32_t old_value_size = 0;
-    cdcpb::Event::LogType type = cdcpb::Event::UNKNOWN;
-    Row::OpType op_type = Row::UNKNOWN;
-  };
-  // Live rows of one (region, request, index): one Event on the wire.
-  struct RowBatch {
-    uint64_t region_id = 0;
-    uint64_t request_id = 0;
-    uint64_t index = 0;
-    std::vector<PackedRow> rows;
-    std::string bytes;
-  };
   struct Item {
     enum class Kind : uint8_t { kRows, kEvent, kResolved };
     Kind kind = Kind::kEvent;
@@ -144,7 +127,6 @@ class StreamSink {
   Item Pop(std::deque<Item>* queue) REQUIRES(mu_);
   // Moves the items of the next message to taken_.
   void TakeMessageItems() REQUIRES(mu_);
-  static void AppendRow(const RowView& row, RowBatch* batch);
   // Writer only: encodes taken_ into *bytes.
   void EncodeMessage(std::string* bytes);
   void EncodeRows(const RowBatch& batch, std::string* bytes);

@@ -256,33 +256,61 @@ TEST(ServiceSafePointsTest, MinimumIncludesTheGcWorker) {
   EXPECT_TRUE(points.Live(1000).empty());
 }
 
-TEST(ScanEventsTest, LocksComeBeforeWritesOfTheSameKeyAndEventsAreCut) {
-  CommittedScan scan;
-  scan.rows.push_back(CommittedRow{"a", Ts(1), Ts(2), WriteKind::kPut, "x", std::nullopt});
-  scan.rows.push_back(CommittedRow{"b", Ts(3), Ts(4), WriteKind::kPut, "y", std::string("x")});
-  PrewriteRow lock;
-  lock.lock.key = "b";
-  lock.lock.primary = "b";
-  lock.lock.start_ts = Ts(5);
+TEST(ScanRowsTest, ScannedRowsBecomeWireRowsAndBatchesAreCut) {
+  ScannedRow lock;
+  lock.is_lock = true;
+  lock.key = "b";
+  lock.start_ts = Ts(5);
+  lock.lock_op = MutationOp::kDelete;
   lock.old_value = "y";
-  scan.prewrites.push_back(lock);
-  std::vector<cdcpb::Event> events = ScanEvents(std::move(scan), 9, 3, /*with_old_value=*/false);
-  ASSERT_EQ(events.size(), 1u);
-  const auto& rows = events[0].entries().entries();
-  ASSERT_EQ(rows.size(), 3);
-  EXPECT_EQ(rows[0].key(), "a");
-  EXPECT_EQ(rows[1].type(), cdcpb::Event::PREWRITE);
-  EXPECT_EQ(rows[2].type(), cdcpb::Event::COMMITTED);
-  EXPECT_TRUE(rows[2].old_value().empty());
-  EXPECT_EQ(events[0].region_id(), 9u);
-  EXPECT_EQ(events[0].request_id(), 3u);
+  ScannedRow write;
+  write.key = "b";
+  write.start_ts = Ts(3);
+  write.commit_ts = Ts(4);
+  write.value = "y";
+  write.old_value = "x";
+  std::vector<RowBatch> batches;
+  AppendScanRow(ViewOfScanned(lock, /*with_old_value=*/true), 9, 3, &batches);
+  AppendScanRow(ViewOfScanned(write, /*with_old_value=*/false), 9, 3, &batches);
+  ASSERT_EQ(batches.size(), 1u);
 
-  CommittedScan big;
+  StreamSink sink;
+  ASSERT_EQ(sink.PushScanRows(std::move(batches[0])), StreamSink::PushResult::kOk);
+  std::optional<cdcpb::ChangeDataEvent> message = sink.NextMessage(CancelToken());
+  ASSERT_TRUE(message.has_value());
+  ASSERT_EQ(message->events_size(), 1);
+  const cdcpb::Event& event = message->events(0);
+  EXPECT_EQ(event.region_id(), 9u);
+  EXPECT_EQ(event.request_id(), 3u);
+  const auto& rows = event.entries().entries();
+  ASSERT_EQ(rows.size(), 2);
+  EXPECT_EQ(rows[0].type(), cdcpb::Event::PREWRITE);
+  EXPECT_EQ(rows[0].op_type(), Row::DELETE);
+  EXPECT_EQ(rows[0].start_ts(), 5u);
+  EXPECT_EQ(rows[0].old_value(), "y");
+  EXPECT_EQ(rows[1].type(), cdcpb::Event::COMMITTED);
+  EXPECT_EQ(rows[1].op_type(), Row::PUT);
+  EXPECT_EQ(rows[1].commit_ts(), 4u);
+  EXPECT_EQ(rows[1].value(), "y");
+  EXPECT_TRUE(rows[1].old_value().empty());  // Not asked for.
+
+  std::vector<RowBatch> big;
+  const std::string value(10000, 'v');
+  const std::string keys = "abcdefghij";
   for (int i = 0; i < 10; ++i) {
-    big.rows.push_back(CommittedRow{std::string(1, static_cast<char>('a' + i)), Ts(1), Ts(2),
-                                    WriteKind::kPut, std::string(10000, 'v'), std::nullopt});
+    write.key = std::string_view(keys).substr(i, 1);
+    write.value = value;
+    AppendScanRow(ViewOfScanned(write, true), 1, 1, &big);
   }
-  EXPECT_EQ(ScanEvents(std::move(big), 1, 1, true).size(), 4u);  // 32 KiB per event.
+  ASSERT_EQ(big.size(), 4u);  // 32 KiB of rows per event: 3 + 3 + 3 + 1.
+  EXPECT_EQ(big[0].rows.size(), 3u);
+  EXPECT_EQ(big[3].rows.size(), 1u);
+  std::vector<RowView> views;
+  big[3].Views(&views);
+  ASSERT_EQ(views.size(), 1u);
+  EXPECT_EQ(views[0].key, "j");
+  EXPECT_EQ(views[0].value, value);
+  EXPECT_EQ(views[0].old_value, "x");
 }
 
 }  // namespace

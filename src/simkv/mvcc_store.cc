@@ -450,36 +450,71 @@ TxnResult<std::vector<KvPair>> MvccStore::Scan(std::string_view start, std::stri
   return out;
 }
 
-Result<CommittedScan> MvccStore::ScanCommitted(std::string_view start, std::string_view end,
-                                               Ts after_ts, Ts snapshot_ts) const {
+Result<uint64_t> MvccStore::VisitCommitted(
+    std::string_view start, std::string_view end, Ts after_ts, Ts snapshot_ts,
+    absl::FunctionRef<void(const ScannedRow&)> visit) const {
   MutexLock lock(&mu_);
   if (after_ts < gc_safe_point_) {
     return Status(Code::kGcSafepointExceeded,
                   "incremental scan from " + std::to_string(after_ts.value()) +
                       " below gc safe point " + std::to_string(gc_safe_point_.value()));
   }
-  CommittedScan scan;
-  scan.applied_index = applied_index_;
   ForRange(start, end, [&](const std::string& key, const KeyEntry& entry) {
+    ScannedRow row;
+    row.key = key;
     if (entry.lock != nullptr && entry.lock->op != MutationOp::kLock) {
-      std::optional<std::string_view> old = ValueAt(entry.writes, kMaxTs);
-      scan.prewrites.push_back(PrewriteRow{ToLockInfo(key, *entry.lock),
-                                           old ? std::optional<std::string>(*old) : std::nullopt});
+      row.is_lock = true;
+      row.start_ts = entry.lock->start_ts;
+      row.lock_op = entry.lock->op;
+      row.value = entry.lock->value;
+      row.old_value = ValueAt(entry.writes, kMaxTs);
+      visit(row);
+      row.is_lock = false;
     }
     if (after_ts >= snapshot_ts) return true;
     // Records with after_ts < commit_ts <= snapshot_ts, walked oldest first.
     auto oldest = FirstAfter(entry.writes, after_ts);
     auto newest_end = FirstAfter(entry.writes, snapshot_ts);
-    std::optional<std::string_view> old = ValueAt(entry.writes, after_ts);
+    row.old_value = ValueAt(entry.writes, after_ts);
     for (auto it = oldest; it != newest_end; ++it) {
       const WriteRecord& w = *it;
       if (w.kind != WriteKind::kPut && w.kind != WriteKind::kDelete) continue;
-      scan.rows.push_back(CommittedRow{key, w.start_ts, w.commit_ts, w.kind, w.value,
-                                       old ? std::optional<std::string>(*old) : std::nullopt});
-      old = w.kind == WriteKind::kPut ? std::optional<std::string_view>(w.value) : std::nullopt;
+      row.start_ts = w.start_ts;
+      row.commit_ts = w.commit_ts;
+      row.kind = w.kind;
+      row.value = w.value;
+      visit(row);
+      row.old_value = w.kind == WriteKind::kPut ? std::optional<std::string_view>(w.value)
+                                                : std::nullopt;
     }
     return true;
   });
+  return applied_index_;
+}
+
+Result<CommittedScan> MvccStore::ScanCommitted(std::string_view start, std::string_view end,
+                                               Ts after_ts, Ts snapshot_ts) const {
+  CommittedScan scan;
+  auto copy = [](std::optional<std::string_view> view) {
+    return view ? std::optional<std::string>(*view) : std::nullopt;
+  };
+  Result<uint64_t> applied =
+      VisitCommitted(start, end, after_ts, snapshot_ts, [&](const ScannedRow& row) {
+        if (row.is_lock) {
+          LockInfo lock;
+          lock.key = row.key;
+          lock.start_ts = row.start_ts;
+          lock.op = row.lock_op;
+          lock.value = row.value;
+          scan.prewrites.push_back(PrewriteRow{std::move(lock), copy(row.old_value)});
+          return;
+        }
+        scan.rows.push_back(CommittedRow{std::string(row.key), row.start_ts, row.commit_ts,
+                                         row.kind, std::string(row.value),
+                                         copy(row.old_value)});
+      });
+  if (!applied.ok()) return applied.status();
+  scan.applied_index = applied.value();
   return scan;
 }
 

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "absl/container/node_hash_map.h"
+#include "absl/functional/function_ref.h"
 #include "common/hash.h"
 #include "common/status.h"
 #include "common/strong_id.h"
@@ -75,12 +76,27 @@ class MvccObserver {
 };
 
 // What an incremental scan returns: committed rows in key order then commit-ts
-// order, the put/delete locks present in the range, and the apply index the
-// snapshot was taken at (live events with a larger index come after it).
+// order, the put/delete locks present in the range (key, start ts, op and
+// value), and the apply index the snapshot was taken at (live events with a
+// larger index come after it).
 struct CommittedScan {
   std::vector<CommittedRow> rows;
   std::vector<PrewriteRow> prewrites;
   uint64_t applied_index = 0;
+};
+
+// One row of an incremental scan, as views into the store that are valid
+// only while the visitor runs: a put/delete lock present at the snapshot (sent
+// as a PREWRITE row), or a committed put/delete.
+struct ScannedRow {
+  bool is_lock = false;
+  std::string_view key;
+  Ts start_ts;
+  Ts commit_ts;                           // Committed writes only.
+  MutationOp lock_op = MutationOp::kPut;  // Locks only.
+  WriteKind kind = WriteKind::kPut;       // Committed writes only.
+  std::string_view value;
+  std::optional<std::string_view> old_value;
 };
 
 struct GcStats {
@@ -143,6 +159,13 @@ class MvccStore {
   // the GC safe point (history there may be gone).
   Result<CommittedScan> ScanCommitted(std::string_view start, std::string_view end, Ts after_ts,
                                       Ts snapshot_ts) const;
+  // The same rows, visited in the order TiKV sends them (key order; a key's
+  // lock before its writes, writes oldest first) under the store's lock, so
+  // that the caller copies each byte once. Returns the snapshot's apply index.
+  // `visit` must not call back into the store.
+  Result<uint64_t> VisitCommitted(std::string_view start, std::string_view end, Ts after_ts,
+                                  Ts snapshot_ts,
+                                  absl::FunctionRef<void(const ScannedRow&)> visit) const;
 
   // The smallest start ts of any lock in [start, end), for resolved ts.
   std::optional<Ts> MinLockStartTs(std::string_view start, std::string_view end) const;
