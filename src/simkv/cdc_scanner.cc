@@ -54,8 +54,8 @@ void CdcScanner::Run(const ScanTask& task, const CancelToken& token) {
     batches.clear();
     applied_index = store_->VisitCommitted(
         task.range.start, task.range.end, after, kMaxTs, [&](const ScannedRow& row) {
-          AppendScanRow(ViewOfScanned(row, spec.old_value), spec.region_id.value(),
-                        spec.request_id, &batches);
+          AppendScanRow(ViewOfScanned(row, spec.old_value), spec.region_id.value(), spec.request_id,
+                        &batches);
         });
   }
   if (!applied_index.ok()) {

@@ -450,9 +450,9 @@ TxnResult<std::vector<KvPair>> MvccStore::Scan(std::string_view start, std::stri
   return out;
 }
 
-Result<uint64_t> MvccStore::VisitCommitted(
-    std::string_view start, std::string_view end, Ts after_ts, Ts snapshot_ts,
-    absl::FunctionRef<void(const ScannedRow&)> visit) const {
+Result<uint64_t> MvccStore::VisitCommitted(std::string_view start, std::string_view end,
+                                           Ts after_ts, Ts snapshot_ts,
+                                           absl::FunctionRef<void(const ScannedRow&)> visit) const {
   MutexLock lock(&mu_);
   if (after_ts < gc_safe_point_) {
     return Status(Code::kGcSafepointExceeded,
@@ -484,8 +484,8 @@ Result<uint64_t> MvccStore::VisitCommitted(
       row.kind = w.kind;
       row.value = w.value;
       visit(row);
-      row.old_value = w.kind == WriteKind::kPut ? std::optional<std::string_view>(w.value)
-                                                : std::nullopt;
+      row.old_value =
+          w.kind == WriteKind::kPut ? std::optional<std::string_view>(w.value) : std::nullopt;
     }
     return true;
   });
@@ -510,8 +510,7 @@ Result<CommittedScan> MvccStore::ScanCommitted(std::string_view start, std::stri
           return;
         }
         scan.rows.push_back(CommittedRow{std::string(row.key), row.start_ts, row.commit_ts,
-                                         row.kind, std::string(row.value),
-                                         copy(row.old_value)});
+                                         row.kind, std::string(row.value), copy(row.old_value)});
       });
   if (!applied.ok()) return applied.status();
   scan.applied_index = applied.value();
