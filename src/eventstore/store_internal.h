@@ -98,7 +98,8 @@ struct SubscriptionState {
   std::atomic<uint64_t> max_commit_ts;  // Largest commit ts accepted.
   DbWriter* const writer;               // Used only while !closed_.
   // A resolved ts waits for this subscription's queued writes: the writer
-  // takes them first (see WriteQueue).
+  // takes them first (see WriteQueue). Changed under `mu`, together with
+  // the writer's count of urgent subscriptions, and cleared on close.
   std::atomic<bool> persist_urgent{false};
 
   mutable Mutex mu;
@@ -150,6 +151,9 @@ class DbWriter {
   void Start(size_t workers, const std::string& name);
   // False (and `*task` untouched) once the writer is stopping.
   bool Enqueue(WriteTask* task);
+  // A subscription of this instance became urgent (+1) or stopped being so
+  // (-1); see WriteQueue::AddUrgent.
+  void AddUrgent(int delta) { queue_.AddUrgent(delta); }
   // Closes the queue, lets the workers finish it (tasks of closed
   // subscriptions only run their callbacks) and joins them.
   void Stop();

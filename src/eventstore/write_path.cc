@@ -106,7 +106,11 @@ void SubscriptionConsumer::AdvanceResolvedTs(Ts ts) {
 }
 
 void SubscriptionConsumer::SetPersistUrgent(bool urgent) {
-  sub_->persist_urgent.store(urgent, std::memory_order_relaxed);
+  MutexLock lock(&sub_->mu);
+  if (sub_->closed_) return;
+  if (sub_->persist_urgent.exchange(urgent, std::memory_order_relaxed) != urgent) {
+    sub_->writer->AddUrgent(urgent ? 1 : -1);
+  }
 }
 
 void SubscriptionConsumer::OnSubscriptionError(const Status& status) {
@@ -162,6 +166,7 @@ DbWriter::DbWriter(std::shared_ptr<DbHandle> db, size_t max_batch_entries,
       counters_(std::move(counters)),
       before_round_(std::move(before_round)),
       queue_([](const WriteTask& task) { return task.entries.size(); },
+             [](const WriteTask& task) -> const void* { return task.sub.get(); },
              [](const WriteTask& task) {
                return task.sub->persist_urgent.load(std::memory_order_relaxed);
              }) {}

@@ -4,6 +4,7 @@
 
 #include <array>
 #include <atomic>
+#include <functional>
 #include <thread>
 #include <vector>
 
@@ -30,11 +31,22 @@ class WriteQueueTest : public ::testing::Test {
     for (const Task& t : out) got.emplace_back(t.sub, t.seq);
     return got;
   }
-  void SetUrgent(int sub, bool urgent) { urgent_[sub].store(urgent); }
+  // As the event store does: the flag and the queue's count change together.
+  void SetUrgent(int sub, bool urgent) {
+    if (urgent_[sub].exchange(urgent) != urgent) queue_.AddUrgent(urgent ? 1 : -1);
+  }
 
   std::array<std::atomic<bool>, 4> urgent_{};
+  std::atomic<int> urgent_reads_{0};
+  std::function<bool(const Task&)> urgent_fn_ = [this](const Task& t) {
+    return urgent_[t.sub].load();
+  };
   WriteQueue<Task> queue_{[](const Task& t) { return t.entries; },
-                          [this](const Task& t) { return urgent_[t.sub].load(); }};
+                          [this](const Task& t) -> const void* { return &urgent_[t.sub]; },
+                          [this](const Task& t) {
+                            ++urgent_reads_;
+                            return urgent_fn_(t);
+                          }};
   int next_seq_ = 0;
 };
 
@@ -64,9 +76,31 @@ TEST_F(WriteQueueTest, UrgentSubscriptionsGoFirstEachInItsOwnOrder) {
   // Both urgent subscriptions' tasks, in queue order, before sub 0's.
   EXPECT_EQ(Round(3), (Got{{1, 1}, {2, 2}, {1, 3}}));
   SetUrgent(1, false);
-  EXPECT_EQ(Round(3), (Got{{2, 5}}));
-  SetUrgent(2, false);
-  EXPECT_EQ(Round(3), (Got{{0, 0}, {0, 4}}));
+  // The urgent task, then the round fills up from the front.
+  EXPECT_EQ(Round(3), (Got{{2, 5}, {0, 0}, {0, 4}}));
+  EXPECT_EQ(queue_.size(), 0u);
+}
+
+TEST_F(WriteQueueTest, ARoundReadsEachSubscriptionsUrgencyOnce) {
+  Push(1);
+  Push(2);
+  Push(1);
+  SetUrgent(3, true);  // Some subscription is urgent: rounds look.
+  // Sub 1 turns urgent while the round is looking: its first task was
+  // already passed over as not urgent, so its second must not go first.
+  int sub1_reads = 0;
+  urgent_fn_ = [&](const Task& t) { return t.sub == 1 && ++sub1_reads > 1; };
+  EXPECT_EQ(Round(10), (Got{{1, 0}, {2, 1}, {1, 2}}));
+  EXPECT_EQ(sub1_reads, 1);
+}
+
+TEST_F(WriteQueueTest, WithoutAnUrgentSubscriptionRoundsDoNotLook) {
+  for (int i = 0; i < 5; ++i) Push(i % 2);
+  EXPECT_EQ(Round(2), (Got{{0, 0}, {1, 1}}));
+  EXPECT_EQ(urgent_reads_.load(), 0);
+  SetUrgent(1, true);
+  EXPECT_EQ(Round(1), (Got{{1, 3}}));
+  EXPECT_GT(urgent_reads_.load(), 0);
 }
 
 TEST_F(WriteQueueTest, AFrontTaskIsPassedOverAtMostMaxBypassRoundsInARow) {

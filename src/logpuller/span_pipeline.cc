@@ -403,6 +403,7 @@ class Worker {
     shared_->metrics.pending_barriers.Add(-static_cast<int64_t>(state->barriers.size()));
     shared_->metrics.barriers_dropped->Add(static_cast<double>(state->barriers.size()));
     state->barriers.clear();
+    ClearUrgent(*state);
     if (state->outstanding.empty()) DropState(states_.find(msg.id));
   }
 
@@ -532,8 +533,18 @@ class Worker {
     }
   }
 
+  // Tells the consumer that nothing waits any more, if it was told otherwise:
+  // the state's barriers are gone (unregistered, reset or failed).
+  void ClearUrgent(State& state) {
+    if (!state.urgent) return;
+    state.urgent = false;
+    std::shared_ptr<KvConsumer> consumer = state.consumer;
+    CallConsumer("SetPersistUrgent", [&] { consumer->SetPersistUrgent(false); }).IgnoreError();
+  }
+
   void DropState(StateMap::iterator it) EXCLUDES(mu_) {
     State& state = it->second;
+    ClearUrgent(state);
     shared_->metrics.pending_barriers.Add(-static_cast<int64_t>(state.barriers.size()));
     shared_->metrics.subscriptions.Add(-1);
     {

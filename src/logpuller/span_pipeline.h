@@ -10,7 +10,8 @@
 // A barrier is published with AdvanceResolvedTs() once every seq up to its
 // wait seq is persisted, in any completion order. While a barrier waits, the
 // consumer is told the subscription is urgent (SetPersistUrgent(true)), and
-// told again when none waits. The persisted seqs are kept
+// told again when none waits, including when its barriers are dropped
+// (unregistered, reset, failed). The persisted seqs are kept
 // as the set still outstanding, so the acked prefix compacts by construction.
 //
 // Threads. N workers (owned, joined in Stop()); subscription id % N picks the
