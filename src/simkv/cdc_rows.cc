@@ -181,7 +181,6 @@ void AppendScanRow(const RowView& row, uint64_t region_id, uint64_t request_id,
     RowBatch& batch = batches->emplace_back();
     batch.region_id = region_id;
     batch.request_id = request_id;
-    batch.bytes.reserve(kEventMaxBytes);
   }
   batches->back().Append(row);
 }

@@ -304,6 +304,8 @@ TEST(MvccStoreTest, ScanCommittedOldValuesAndOrdering) {
   EXPECT_EQ(scan->prewrites[0].lock.key, "c");
   EXPECT_EQ(scan->prewrites[0].lock.start_ts, Ts(50));
   EXPECT_EQ(scan->prewrites[0].lock.value, "pending");
+  EXPECT_EQ(scan->prewrites[0].lock.primary, "c");
+  EXPECT_EQ(scan->prewrites[0].lock.ttl_ms, kTtl);
   EXPECT_FALSE(scan->prewrites[0].old_value.has_value());
 }
 
