@@ -259,6 +259,8 @@ int main(int argc, char** argv) {
   app.add_option("--tables", a.tables, "narrow tables")->check(positive);
   app.add_option("--stores", a.stores, "simkv stores")->check(positive);
   app.add_option("--tick-ms", a.tick_ms, "simkv resolved-ts interval")->check(positive);
+  app.add_flag("--one-region", a.one_region,
+               "one simkv region for all tables (default: a region per table, as TiDB splits)");
   app.add_option("--budget-mib", a.budget_mib, "per-dispatcher memory budget")->check(positive);
   app.add_option("--lag-seconds", a.lag_seconds)->check(positive);
   app.add_option("--lag-warmup", a.lag_warmup_s, "seconds before lag is recorded");

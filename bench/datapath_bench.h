@@ -31,7 +31,10 @@ struct Args {
   int rows_per_txn = 10;    // Rows per transaction (spread over the tables).
   int64_t row_width = 150;  // `pad` bytes; a row carries ~200 bytes of data.
   int tables = 4;           // Narrow tables.
-  int stores = 3;           // simkv stores (one region, 3 replicas).
+  int stores = 3;           // simkv stores (3 replicas per region).
+  // One region for everything; otherwise each table's records start a
+  // region of their own, as TiDB's `split-table` (its default) does.
+  bool one_region = false;
   int tick_ms = 200;        // simkv resolved-ts interval.
   int64_t budget_mib = 8;   // Per-dispatcher memory budget of the event service.
   double lag_seconds = 15;  // Measured, after lag_warmup_s.
@@ -166,6 +169,8 @@ class BenchCluster {
 
  private:
   BenchCluster() = default;
+  // Splits simkv's regions so that each table's records start a region.
+  Status SplitTables();
 
   std::unique_ptr<logpuller::testing::PullerEnv> env_;
   std::unique_ptr<simkv::Workload> workload_;

@@ -6,11 +6,14 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
 
+#include "codec/tablecodec.h"
+#include "common/memcomparable.h"
 #include "common/tso.h"
 #include "datapath_bench.h"
 
@@ -284,6 +287,8 @@ Result<std::unique_ptr<BenchCluster>> BenchCluster::Start(const Args& args, uint
   c->workload_ =
       std::make_unique<simkv::Workload>(&c->env_->cluster->mvcc(), &c->env_->cluster->tso(), w);
   RETURN_IF_ERROR(c->workload_->Setup());
+  if (!args.one_region) RETURN_IF_ERROR(c->SplitTables());
+  std::printf("# simkv: %zu regions\n", c->env_->cluster->regions().size());
   ASSIGN_OR_RETURN(c->start_, c->env_->pd->GetTs());
   return c;
 }
@@ -291,6 +296,18 @@ Result<std::unique_ptr<BenchCluster>> BenchCluster::Start(const Args& args, uint
 BenchCluster::~BenchCluster() {
   workload_.reset();
   if (env_ != nullptr) env_->Stop();
+}
+
+Status BenchCluster::SplitTables() {
+  simkv::SimCluster& cluster = *env_->cluster;
+  for (const simkv::WorkloadTable& table : workload_->Tables()) {
+    const std::string prefix = codec::EncodeTablePrefix(TableId(table.info.id));
+    const std::string encoded = memcomparable::EncodeBytes(prefix);
+    ASSIGN_OR_RETURN(simkv::RegionInfo region, cluster.regions().RegionForKey(encoded));
+    if (region.start_key == encoded) continue;  // Starts a region already.
+    RETURN_IF_ERROR(cluster.Split(region.id, prefix).status());
+  }
+  return Status::Ok();
 }
 
 Result<std::unique_ptr<testing::DataPathDriver>> BenchCluster::StartPath(sink::Sink* sink,
