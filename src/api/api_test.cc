@@ -11,6 +11,7 @@
 
 #include "api/api_json.h"
 #include "api/api_server.h"
+#include "common/test_util.h"
 #include "common/tso.h"
 #include "coordinator/coordinator_test_util.h"
 
@@ -223,14 +224,17 @@ TEST_F(ApiTest, Captures) {
 }
 
 TEST_F(ApiTest, MetricsExposeTheRegistry) {
+  constexpr char kStatusOk[] = R"(sluice_api_requests_total{method="GET",status="200"} 1)";
   Call("GET", "/api/v2/status");
+  // A request is counted once its response is written, which the client
+  // may see first: wait for the count before asking for the exposition.
+  ASSERT_TRUE(PollUntil([&] { return registry_.Expose().find(kStatusOk) != std::string::npos; }))
+      << registry_.Expose();
   Resp r = Call("GET", "/metrics");
   ASSERT_EQ(r.status, 200);
   EXPECT_EQ(r.content_type, kPrometheusTextContentType);
   EXPECT_NE(r.raw.find("sluice_api_test_marker_total 1"), std::string::npos) << r.raw;
-  EXPECT_NE(r.raw.find(R"(sluice_api_requests_total{method="GET",status="200"})"),
-            std::string::npos)
-      << r.raw;
+  EXPECT_NE(r.raw.find(kStatusOk), std::string::npos) << r.raw;
 }
 
 TEST_F(ApiTest, UnknownRouteIsJson404) {
