@@ -206,9 +206,7 @@ std::optional<SubscriptionId> EventStore::Impl::RemoveLocked(uint64_t store_id) 
     MutexLock lock(&entry.state->mu);
     entry.state->closed_ = true;
     entry.state->readers_.clear();
-    if (entry.state->persist_urgent.exchange(false, std::memory_order_relaxed)) {
-      entry.state->writer->AddUrgent(-1);
-    }
+    entry.state->SetPersistUrgentLocked(false);
   }
   removing_.push_back(std::move(entry.state));
   return entry.puller_id;

@@ -90,6 +90,9 @@ struct SubscriptionState {
   // (written, or skipped because the subscription closed). A failed write
   // is remembered as the subscription's write error (the first one wins).
   void FinishWrite(const Status& status) EXCLUDES(mu);
+  // Sets `persist_urgent`, keeping the writer's count of urgent
+  // subscriptions in step.
+  void SetPersistUrgentLocked(bool urgent) REQUIRES(mu);
 
   const uint64_t store_id;  // The key prefix; allocated by the store.
   const TableId table_id;

@@ -46,6 +46,12 @@ Status FromRocks(const rocksdb::Status& status, std::string_view what) {
   return IoError(std::move(msg));
 }
 
+void SubscriptionState::SetPersistUrgentLocked(bool urgent) {
+  if (persist_urgent.exchange(urgent, std::memory_order_relaxed) != urgent) {
+    writer->AddUrgent(urgent ? 1 : -1);
+  }
+}
+
 void SubscriptionState::FinishWrite(const Status& status) {
   MutexLock lock(&mu);
   --pending_writes_;
@@ -107,10 +113,7 @@ void SubscriptionConsumer::AdvanceResolvedTs(Ts ts) {
 
 void SubscriptionConsumer::SetPersistUrgent(bool urgent) {
   MutexLock lock(&sub_->mu);
-  if (sub_->closed_) return;
-  if (sub_->persist_urgent.exchange(urgent, std::memory_order_relaxed) != urgent) {
-    sub_->writer->AddUrgent(urgent ? 1 : -1);
-  }
+  if (!sub_->closed_) sub_->SetPersistUrgentLocked(urgent);
 }
 
 void SubscriptionConsumer::OnSubscriptionError(const Status& status) {

@@ -318,10 +318,10 @@ void RegionWorkerPool::HandleEvents(Shard* shard, uint64_t stream_id,
 
 void RegionWorkerPool::HandleRows(RegionState& state, const std::vector<RowView>& rows,
                                   KvBatch* batch) {
-  // Grows geometrically: one message can carry hundreds of a region's
-  // events, and an exact reserve per event would move the batch each time.
-  const size_t needed = batch->size() + rows.size();
-  if (needed > batch->capacity()) batch->reserve(std::max(needed, 2 * batch->capacity()));
+  // Sized once for the first event; later events of the same message (often
+  // hundreds) let push_back grow it geometrically. An exact reserve per
+  // event would move the whole batch each time.
+  if (batch->empty()) batch->reserve(rows.size());
   for (const RowView& row : rows) {
     Status status = state.matcher.Handle(row, batch);
     if (!status.ok()) {

@@ -497,10 +497,8 @@ class Worker {
       shared_->metrics.pending_barriers.Add(-1);
     }
     std::shared_ptr<KvConsumer> consumer = state.consumer;  // `state` may go in Fail().
-    if (const bool urgent = !state.barriers.empty(); urgent != state.urgent) {
-      state.urgent = urgent;
-      Status status = CallConsumer("SetPersistUrgent", [&] { consumer->SetPersistUrgent(urgent); });
-      if (!status.ok()) return Fail(id, status);
+    if (Status status = SetUrgent(state, !state.barriers.empty()); !status.ok()) {
+      return Fail(id, status);
     }
     if (!ready.has_value() || !state.Publishable(*ready)) return;
     state.published_any = true;
@@ -533,14 +531,17 @@ class Worker {
     }
   }
 
-  // Tells the consumer that nothing waits any more, if it was told otherwise:
-  // the state's barriers are gone (unregistered, reset or failed).
-  void ClearUrgent(State& state) {
-    if (!state.urgent) return;
-    state.urgent = false;
+  // Tells the consumer whether a barrier waits, if that changed.
+  Status SetUrgent(State& state, bool urgent) {
+    if (urgent == state.urgent) return Status::Ok();
+    state.urgent = urgent;
     std::shared_ptr<KvConsumer> consumer = state.consumer;
-    CallConsumer("SetPersistUrgent", [&] { consumer->SetPersistUrgent(false); }).IgnoreError();
+    return CallConsumer("SetPersistUrgent", [&] { consumer->SetPersistUrgent(urgent); });
   }
+
+  // The state's barriers are gone (unregistered, reset or failed): nothing
+  // waits any more.
+  void ClearUrgent(State& state) { SetUrgent(state, false).IgnoreError(); }
 
   void DropState(StateMap::iterator it) EXCLUDES(mu_) {
     State& state = it->second;

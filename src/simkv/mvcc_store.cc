@@ -466,9 +466,6 @@ Result<uint64_t> MvccStore::VisitCommitted(std::string_view start, std::string_v
       row.is_lock = true;
       row.start_ts = entry.lock->start_ts;
       row.lock_op = entry.lock->op;
-      row.lock_primary = *entry.lock->primary;
-      row.lock_ttl_ms = entry.lock->ttl_ms;
-      row.lock_min_commit_ts = entry.lock->min_commit_ts;
       row.value = entry.lock->value;
       row.old_value = ValueAt(entry.writes, kMaxTs);
       visit(row);
@@ -504,10 +501,9 @@ Result<CommittedScan> MvccStore::ScanCommitted(std::string_view start, std::stri
   Result<uint64_t> applied =
       VisitCommitted(start, end, after_ts, snapshot_ts, [&](const ScannedRow& row) {
         if (row.is_lock) {
-          LockInfo lock{std::string(row.key),  std::string(row.lock_primary), row.start_ts,
-                        row.lock_op,           std::string(row.value),        row.lock_ttl_ms,
-                        row.lock_min_commit_ts};
-          scan.prewrites.push_back(PrewriteRow{std::move(lock), copy(row.old_value)});
+          mu_.AssertHeld();  // The visitor runs under the store's lock.
+          scan.prewrites.push_back(
+              PrewriteRow{ToLockInfo(row.key, *FindEntry(row.key)->lock), copy(row.old_value)});
           return;
         }
         scan.rows.push_back(CommittedRow{std::string(row.key), row.start_ts, row.commit_ts,

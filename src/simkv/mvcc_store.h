@@ -93,11 +93,8 @@ struct ScannedRow {
   std::string_view key;
   Ts start_ts;
   Ts commit_ts;                           // Committed writes only.
-  MutationOp lock_op = MutationOp::kPut;  // Locks only, as are the next three.
-  std::string_view lock_primary;
-  uint64_t lock_ttl_ms = 0;
-  Ts lock_min_commit_ts;
-  WriteKind kind = WriteKind::kPut;  // Committed writes only.
+  MutationOp lock_op = MutationOp::kPut;  // Locks only.
+  WriteKind kind = WriteKind::kPut;       // Committed writes only.
   std::string_view value;
   std::optional<std::string_view> old_value;
 };
