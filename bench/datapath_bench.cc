@@ -40,6 +40,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "common/allocator.h"
 #include "common/clock.h"
 #include "common/lifecycle.h"
 #include "common/logging.h"
@@ -237,6 +238,7 @@ Status Main(const Args& args, const std::string& dir) {
       "# %zu txns of %d rows over %d narrow tables, pad %lld bytes, %d stores, tick %d ms\n",
       args.txns, args.rows_per_txn, args.tables, static_cast<long long>(args.row_width),
       args.stores, args.tick_ms);
+  std::printf("# allocator: %s\n", AllocatorDescription().c_str());
   Rates rates;
   if (wanted("catchup")) RETURN_IF_ERROR(RunCatchup(args, dir, &rates));
   if (wanted("live")) RETURN_IF_ERROR(RunLive(args, dir, &rates));

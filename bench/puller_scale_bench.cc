@@ -44,11 +44,13 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "codec/tablecodec.h"
+#include "common/allocator.h"
 #include "common/clock.h"
 #include "common/lifecycle.h"
 #include "common/logging.h"
@@ -60,9 +62,6 @@
 #include "simkv/sim_cluster.h"
 
 extern char** environ;
-// jemalloc's control interface; null unless the binary is linked with it.
-extern "C" int mallctl(const char* name, void* old, size_t* old_len, void* new_value,
-                       size_t new_len) __attribute__((weak));
 
 namespace sluice::bench {
 namespace {
@@ -282,21 +281,14 @@ struct MemSample {
 };
 
 // Bytes the application holds: jemalloc's stats.allocated when the binary
-// is linked with jemalloc, else glibc's mallinfo2 uordblks + hblkhd.
+// is linked with it, else glibc's mallinfo2 uordblks + hblkhd.
 int64_t HeapInUse() {
-  if (mallctl != nullptr) {
-    uint64_t epoch = 1;
-    size_t len = sizeof(epoch);
-    mallctl("epoch", &epoch, &len, &epoch, len);  // Refreshes the statistics.
-    size_t allocated = 0;
-    len = sizeof(allocated);
-    if (mallctl("stats.allocated", &allocated, &len, nullptr, 0) == 0) return allocated;
-  }
+  if (std::optional<int64_t> allocated = JemallocAllocatedBytes()) return *allocated;
   struct mallinfo2 mi = mallinfo2();
   return static_cast<int64_t>(mi.uordblks + mi.hblkhd);
 }
 
-const char* Allocator() { return mallctl != nullptr ? "jemalloc" : "glibc"; }
+const char* Allocator() { return UsingJemalloc() ? "jemalloc" : "glibc"; }
 
 MemSample SampleMemory() {
   int64_t size = 0, resident = 0;

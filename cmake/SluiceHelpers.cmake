@@ -40,10 +40,18 @@ function(sluice_test name)
   set_tests_properties(${name} PROPERTIES LABELS "${ARG_LABELS}" TIMEOUT ${ARG_TIMEOUT})
 endfunction()
 
-# Links jemalloc into a binary, except in sanitizer and fuzzing builds.
+# Binaries link jemalloc, except in sanitizer and fuzzing builds.
+if(NOT SLUICE_FUZZ AND NOT CMAKE_BUILD_TYPE MATCHES "^(asan|tsan)$")
+  set(SLUICE_WITH_JEMALLOC ON)
+else()
+  set(SLUICE_WITH_JEMALLOC OFF)
+endif()
+
 function(sluice_use_jemalloc name)
-  if(NOT SLUICE_FUZZ AND NOT CMAKE_BUILD_TYPE MATCHES "^(asan|tsan)$")
+  if(SLUICE_WITH_JEMALLOC)
     target_link_libraries(${name} PRIVATE PkgConfig::JEMALLOC)
+    # Its options (transparent huge pages): common/jemalloc_conf.cc.
+    target_sources(${name} PRIVATE ${PROJECT_SOURCE_DIR}/src/common/jemalloc_conf.cc)
   endif()
 endfunction()
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cli/cli.h"
+#include "common/allocator.h"
 #include "sluice/commands.h"
 
 namespace {
@@ -34,7 +35,8 @@ int main(int argc, char** argv) {
   if (command == "cli") return sluice::cli::RunCli(rest, std::cout, std::cerr);
   if (command == "playground") return sluice::app::RunPlayground(rest);
   if (command == "version" || command == "--version") {
-    std::cout << "Release Version: " << sluice::app::kVersion << "\n";
+    std::cout << "Release Version: " << sluice::app::kVersion << "\n"
+              << "Allocator: " << sluice::AllocatorDescription() << "\n";
     return 0;
   }
   if (command == "--help" || command == "-h" || command == "help") {
