@@ -16,7 +16,8 @@
 // The three runs repeat --mysql-rounds times in turn; the summary gives the
 // medians of the rates and of each round's ratios to its baseline. Each line
 // also gives the server's CPU over the run (`server_cpu_s`, from /proc when
-// the server is local).
+// the server is local). Before each run the server writes back every dirty
+// page and goes idle (`Quiesce`), so no run pays for the one before it.
 //
 // With --pin, the process's own threads (the path, the sinks, the baseline's
 // connections) run on CPU 0 and simkv's threads and every thread of the
@@ -41,6 +42,7 @@
 #include <functional>
 #include <memory>
 #include <sstream>
+#include <thread>
 
 #include "bench_stats.h"
 #include "common/clock.h"
@@ -164,6 +166,52 @@ double ProcessCpuSeconds(pid_t pid) {
     if (i >= 14) ticks += std::strtod(field.c_str(), nullptr);
   }
   return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+// The first column of the first row `sql` returns.
+Result<std::string> QueryValue(MYSQL* m, const std::string& sql) {
+  if (mysql_real_query(m, sql.data(), sql.size()) != 0) return MysqlError(m, sql);
+  MYSQL_RES* res = mysql_store_result(m);
+  if (res == nullptr) return MysqlError(m, sql);
+  MYSQL_ROW row = mysql_fetch_row(res);
+  std::string value = row != nullptr && row[0] != nullptr ? row[0] : "";
+  mysql_free_result(res);
+  return value;
+}
+
+// Each timed run starts on a quiet server. InnoDB writes a run's pages back
+// in the background, at the default io capacity over many seconds, so that
+// work (and the checkpoint flushing it can force) would land on whichever
+// run comes next. innodb_max_dirty_pages_pct=0 makes the page cleaner flush
+// every dirty page; once none is left (and the setting is restored) the wait
+// goes on until the server used under 5 ms of CPU in a 100 ms window.
+// Returns the seconds waited; past `limit` it stops waiting and says so.
+Result<double> Quiesce(MYSQL* m, pid_t server_pid, std::chrono::seconds limit) {
+  const auto start = std::chrono::steady_clock::now();
+  auto waited = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  const double limit_s = static_cast<double>(limit.count());
+  ASSIGN_OR_RETURN(std::string pct, QueryValue(m, "SELECT @@GLOBAL.innodb_max_dirty_pages_pct"));
+  RETURN_IF_ERROR(Exec(m, "SET GLOBAL innodb_max_dirty_pages_pct = 0"));
+  Result<uint64_t> dirty = GlobalStatus(m, "Innodb_buffer_pool_pages_dirty");
+  while (dirty.ok() && dirty.value() > 0 && waited() < limit_s) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    dirty = GlobalStatus(m, "Innodb_buffer_pool_pages_dirty");
+  }
+  RETURN_IF_ERROR(Exec(m, fmt::format("SET GLOBAL innodb_max_dirty_pages_pct = {}", pct)));
+  if (!dirty.ok()) return dirty.status();
+  bool idle = server_pid <= 0;
+  while (!idle && waited() < limit_s) {
+    const double before = ProcessCpuSeconds(server_pid);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    idle = before < 0 || ProcessCpuSeconds(server_pid) - before < 0.005;
+  }
+  if (dirty.value() > 0 || !idle) {
+    std::printf("# quiesce: gave up after %.1f s (%llu dirty pages, server %s)\n", waited(),
+                static_cast<unsigned long long>(dirty.value()), idle ? "idle" : "busy");
+  }
+  return waited();
 }
 
 Status Truncate(MYSQL* m, const std::vector<simkv::WorkloadTable>& tables) {
@@ -449,6 +497,8 @@ Status RunMysql(const Args& args, const std::string& dir) {
   // the rows and empties the tables.
   auto measure = [&](const char* what,
                      const std::function<Result<RunResult>()>& run) -> Result<RunResult> {
+    ASSIGN_OR_RETURN(double quiesce_s, Quiesce(admin.get(), server_pid, std::chrono::seconds(60)));
+    std::printf("# %s: the server was quiet after %.2f s\n", what, quiesce_s);
     ASSIGN_OR_RETURN(uint64_t before, GlobalStatus(admin.get(), "Com_insert"));
     const double server_before = ProcessCpuSeconds(server_pid);
     ASSIGN_OR_RETURN(RunResult r, run());
