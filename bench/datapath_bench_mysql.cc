@@ -37,7 +37,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <fstream>
 #include <functional>
 #include <memory>
@@ -101,44 +100,43 @@ Status Exec(MYSQL* m, const std::string& sql) {
   }
 }
 
+// Column `column` of the first row `sql` returns ("" for none or NULL).
+Result<std::string> QueryValue(MYSQL* m, const std::string& sql, unsigned column = 0) {
+  if (mysql_real_query(m, sql.data(), sql.size()) != 0) return MysqlError(m, sql);
+  MYSQL_RES* res = mysql_store_result(m);
+  if (res == nullptr) return MysqlError(m, sql);
+  MYSQL_ROW row = mysql_fetch_row(res);
+  const bool present = row != nullptr && column < mysql_num_fields(res) && row[column] != nullptr;
+  std::string value = present ? row[column] : "";
+  mysql_free_result(res);
+  return value;
+}
+
 Result<uint64_t> CountRows(MYSQL* m, const std::vector<simkv::WorkloadTable>& tables) {
   uint64_t total = 0;
   for (const simkv::WorkloadTable& t : tables) {
-    std::string sql = fmt::format("SELECT COUNT(*) FROM {}.{}", simkv::QuoteName(t.database),
-                                  simkv::QuoteName(t.info.name.original));
-    if (mysql_real_query(m, sql.data(), sql.size()) != 0) return MysqlError(m, sql);
-    MYSQL_RES* res = mysql_store_result(m);
-    if (res == nullptr) return MysqlError(m, sql);
-    MYSQL_ROW row = mysql_fetch_row(res);
-    total += row != nullptr && row[0] != nullptr ? std::strtoull(row[0], nullptr, 10) : 0;
-    mysql_free_result(res);
+    ASSIGN_OR_RETURN(
+        std::string count,
+        QueryValue(m, fmt::format("SELECT COUNT(*) FROM {}.{}", simkv::QuoteName(t.database),
+                                  simkv::QuoteName(t.info.name.original))));
+    total += std::strtoull(count.c_str(), nullptr, 10);
   }
   return total;
 }
 
 // A counter of SHOW GLOBAL STATUS, e.g. Com_insert (INSERT statements run).
 Result<uint64_t> GlobalStatus(MYSQL* m, std::string_view name) {
-  std::string sql = fmt::format("SHOW GLOBAL STATUS LIKE '{}'", name);
-  if (mysql_real_query(m, sql.data(), sql.size()) != 0) return MysqlError(m, sql);
-  MYSQL_RES* res = mysql_store_result(m);
-  if (res == nullptr) return MysqlError(m, sql);
-  MYSQL_ROW row = mysql_fetch_row(res);
-  uint64_t value = row != nullptr && row[1] != nullptr ? std::strtoull(row[1], nullptr, 10) : 0;
-  mysql_free_result(res);
-  return value;
+  ASSIGN_OR_RETURN(std::string value,
+                   QueryValue(m, fmt::format("SHOW GLOBAL STATUS LIKE '{}'", name), 1));
+  return std::strtoull(value.c_str(), nullptr, 10);
 }
 
 // The server's pid, read through its pid file; 0 when the server is not
 // local or does not say.
 pid_t ServerPid(MYSQL* m) {
-  const char* q = "SELECT @@pid_file";
-  if (mysql_real_query(m, q, std::strlen(q)) != 0) return 0;
-  MYSQL_RES* res = mysql_store_result(m);
-  if (res == nullptr) return 0;
-  MYSQL_ROW row = mysql_fetch_row(res);
-  std::string pid_file = row != nullptr && row[0] != nullptr ? row[0] : "";
-  mysql_free_result(res);
-  std::ifstream pf(pid_file);
+  Result<std::string> pid_file = QueryValue(m, "SELECT @@pid_file");
+  if (!pid_file.ok()) return 0;
+  std::ifstream pf(pid_file.value());
   long pid = 0;
   if (!(pf >> pid) || pid <= 0) return 0;
   // A pid file left on this machine by another server says nothing.
@@ -166,17 +164,6 @@ double ProcessCpuSeconds(pid_t pid) {
     if (i >= 14) ticks += std::strtod(field.c_str(), nullptr);
   }
   return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
-}
-
-// The first column of the first row `sql` returns.
-Result<std::string> QueryValue(MYSQL* m, const std::string& sql) {
-  if (mysql_real_query(m, sql.data(), sql.size()) != 0) return MysqlError(m, sql);
-  MYSQL_RES* res = mysql_store_result(m);
-  if (res == nullptr) return MysqlError(m, sql);
-  MYSQL_ROW row = mysql_fetch_row(res);
-  std::string value = row != nullptr && row[0] != nullptr ? row[0] : "";
-  mysql_free_result(res);
-  return value;
 }
 
 // Each timed run starts on a quiet server. InnoDB writes a run's pages back

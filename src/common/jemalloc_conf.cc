@@ -7,7 +7,7 @@
 // through fresh memory several times over (scan batches, stream buffers, the
 // event store's memtables); with 4 KiB pages each first touch is a page fault,
 // and a 500 k-row catch-up took ~320 k of them. With huge pages it takes
-// ~15 k. The price is resident memory rounded up to 2 MiB per region of
+// ~14 k. The price is resident memory rounded up to 2 MiB per region of
 // jemalloc's address space in use. bench/README.md has the measurements.
 #include <jemalloc/jemalloc.h>
 
