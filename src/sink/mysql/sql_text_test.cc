@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <map>
+#include <string>
 
 #include "codec/json_binary.h"
 #include "codec/mysql_type.h"
@@ -38,6 +40,38 @@ TEST(SqlValueTest, QuotedStringEscapesEverythingMysqlInterprets) {
   out.clear();
   AppendQuotedString("héllo ☃", &out);
   EXPECT_EQ(out, "'héllo ☃'");
+}
+
+// Every byte value, alone and in runs, escapes as a byte-at-a-time
+// reference does; escapes at either end and next to each other keep the
+// text between them, and what `out` held before is kept.
+TEST(SqlValueTest, QuotedStringMatchesByteAtATimeReference) {
+  const std::map<char, std::string> escapes = {{'\0', "\\0"},  {'\n', "\\n"}, {'\r', "\\r"},
+                                               {'\\', "\\\\"}, {'\'', "\\'"}, {'"', "\\\""},
+                                               {'\x1a', "\\Z"}};
+  auto reference = [&](std::string_view text) {
+    std::string r = "'";
+    for (char c : text) {
+      auto it = escapes.find(c);
+      r += it == escapes.end() ? std::string(1, c) : it->second;
+    }
+    return r + "'";
+  };
+  std::string all;
+  for (int b = 0; b < 256; ++b) {
+    std::string one(1, static_cast<char>(b));
+    std::string out;
+    AppendQuotedString(one, &out);
+    EXPECT_EQ(out, reference(one)) << "byte " << b;
+    all += one;
+    all += "xy";
+  }
+  for (std::string text : {all, std::string("''ab\\\\"), std::string("\nplain text\r"),
+                           std::string(300, 'p') + "'" + std::string(300, 'q'), std::string()}) {
+    std::string out = "prefix,";
+    AppendQuotedString(text, &out);
+    EXPECT_EQ(out, "prefix," + reference(text));
+  }
 }
 
 TEST(SqlValueTest, HexAndNames) {
