@@ -125,21 +125,18 @@ class ConflictDetector {
   // Deletes the ticket. A worker finishes its tickets in the order it popped
   // them (a ticket queued behind a dependency on the same worker is finished
   // after it).
-  void Finish(Ticket* t) EXCLUDES(mu_) {
+  void Finish(Ticket* t) EXCLUDES(mu_) { Finish(std::vector<Ticket*>{t}); }
+
+  // Finish() for each of `tickets`, in order, under one lock acquisition
+  // (a worker's whole batch: the lock is shared with Add() and every worker).
+  void Finish(const std::vector<Ticket*>& tickets) EXCLUDES(mu_) {
     MutexLock lock(&mu_);
-    for (uint64_t k : t->keys) {
-      auto it = slots_.find(k);
-      if (it != slots_.end() && it->second == t) slots_.erase(it);
-    }
     std::vector<Ticket*> work;
-    for (Ticket* d : t->dependers) {
-      --d->unfinished_deps;
-      --d->assigned_deps;
-      work.push_back(d);
+    for (Ticket* t : tickets) {
+      FinishLocked(t, &work);
+      // Before the next ticket is deleted: it may be one of `work`.
+      ResolveLocked(&work);
     }
-    UnlinkLive(t);
-    delete t;
-    ResolveLocked(&work);
     if (live_ == nullptr) idle_.SignalAll();
   }
 
@@ -187,6 +184,20 @@ class ConflictDetector {
     if (t->next_live != nullptr) t->next_live->prev_live = t->prev_live;
     if (live_ == t) live_ = t->next_live;
     --live_count_;
+  }
+
+  void FinishLocked(Ticket* t, std::vector<Ticket*>* work) REQUIRES(mu_) {
+    for (uint64_t k : t->keys) {
+      auto it = slots_.find(k);
+      if (it != slots_.end() && it->second == t) slots_.erase(it);
+    }
+    for (Ticket* d : t->dependers) {
+      --d->unfinished_deps;
+      --d->assigned_deps;
+      work->push_back(d);
+    }
+    UnlinkLive(t);
+    delete t;
   }
 
   static void NoteAssigned(Ticket* t, int worker) {

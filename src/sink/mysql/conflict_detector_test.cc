@@ -56,6 +56,38 @@ TEST(ConflictDetectorTest, SameKeyWaitsOrFollowsOnTheSameWorker) {
   EXPECT_EQ(d.pending(), 0u);
 }
 
+// A worker finishes its whole batch at once, including a ticket queued on it
+// behind a dependency in the same batch; a ticket that also waits on the
+// batch goes once its other dependency is finished too.
+TEST(ConflictDetectorTest, FinishingABatchReleasesEveryKeyOnce) {
+  Detector d(2);
+  d.Add({7}, 1, 1);
+  auto first = PopOne(&d, 0);
+  d.Add({7, 8}, 2, 1);  // Behind ticket 1 on worker 0.
+  d.Add({9}, 3, 1);     // Free: worker 1.
+  auto batch = first;
+  auto second = PopOne(&d, 0);
+  batch.push_back(second[0]);
+  ASSERT_EQ(batch[1]->item, 2);
+  auto other = PopOne(&d, 1);
+  d.Add({8, 9}, 4, 1);  // Waits for ticket 2 (worker 0) and ticket 3 (worker 1).
+  EXPECT_EQ(d.queued(0) + d.queued(1), 0u);
+  d.Finish(batch);
+  EXPECT_EQ(d.pending(), 2u);
+  // Ticket 4's keys from the batch are released; ticket 3 still holds 9.
+  EXPECT_EQ(d.queued(0) + d.queued(1), 0u);
+  d.Finish(other);
+  std::vector<Detector::Ticket*> last;
+  for (size_t w = 0; w < 2 && last.empty(); ++w) {
+    if (d.queued(w) > 0) last = PopOne(&d, w);
+  }
+  ASSERT_EQ(last.size(), 1u);
+  EXPECT_EQ(last[0]->item, 4);
+  d.Finish(last);
+  EXPECT_EQ(d.pending(), 0u);
+  d.WaitIdle();
+}
+
 TEST(ConflictDetectorTest, AGroupStaysOnItsWorkerWithinTheSlack) {
   Detector d(2, /*affinity_slack=*/2);
   // Group 5 starts on worker 0 (least loaded); group 6 then goes to the
@@ -282,6 +314,39 @@ TEST(FlushOrdererTest, PostFlushFollowsAddOrderPerDispatcher) {
   orderer.Done(events[0]->dispatcher_id, seqs[0]);
   EXPECT_EQ(order, (std::vector<int>{1, 3, 0, 2}));
   EXPECT_EQ(orderer.pending(), 0u);
+}
+
+// A worker's batch marks all its events at once: each lane still delivers
+// in add order, and only its written prefix.
+TEST(FlushOrdererTest, ABatchOfDoneEventsDeliversEachLaneInOrder) {
+  auto s = KeyedSchema();
+  FlushOrderer orderer;
+  std::vector<int> order;
+  std::vector<FlushOrderer::Written> written;
+  for (int i = 0; i < 6; ++i) {
+    DispatcherId d{0, static_cast<uint64_t>(i % 2)};
+    auto e = testing::Txn(s, 10 + i, {testing::Insert(Row(i, "n", i))}, d);
+    e->AddPostFlush([&order, i] { order.push_back(i); });
+    written.push_back({d, orderer.Register(e)});
+  }
+  // Events 5, 2, 0 and 1 in one batch: lane 0 has 0 and 2 (4 is missing),
+  // lane 1 has 1 (3 is missing, so 5 waits).
+  orderer.Done({written[5], written[2], written[0], written[1]});
+  auto lane = [&order](int parity) {
+    std::vector<int> out;
+    for (int i : order) {
+      if (i % 2 == parity) out.push_back(i);
+    }
+    return out;
+  };
+  EXPECT_EQ(lane(0), (std::vector<int>{0, 2}));
+  EXPECT_EQ(lane(1), (std::vector<int>{1}));
+  orderer.Done({written[3], written[4]});
+  EXPECT_EQ(lane(0), (std::vector<int>{0, 2, 4}));
+  EXPECT_EQ(lane(1), (std::vector<int>{1, 3, 5}));
+  EXPECT_EQ(orderer.pending(), 0u);
+  orderer.Done({written[3]});  // Already delivered: ignored.
+  EXPECT_EQ(order.size(), 6u);
 }
 
 }  // namespace

@@ -12,19 +12,30 @@ uint64_t FlushOrderer::Register(const event::DmlEventPtr& event) {
   return lane.first_seq + lane.entries.size() - 1;
 }
 
-void FlushOrderer::Done(DispatcherId dispatcher, uint64_t seq) {
-  std::vector<event::DmlEventPtr> ready;
+void FlushOrderer::Done(DispatcherId dispatcher, uint64_t seq) { Done({Written{dispatcher, seq}}); }
+
+void FlushOrderer::Done(const std::vector<Written>& written) {
+  // The lanes this call delivers: those no other thread is delivering.
+  std::vector<DispatcherId> mine;
   {
     MutexLock lock(&mu_);
-    auto it = lanes_.find(dispatcher);
-    if (it == lanes_.end() || seq < it->second.first_seq ||
-        seq - it->second.first_seq >= it->second.entries.size()) {
-      return;  // Abandoned.
+    for (const Written& w : written) {
+      auto it = lanes_.find(w.dispatcher);
+      if (it == lanes_.end() || w.seq < it->second.first_seq ||
+          w.seq - it->second.first_seq >= it->second.entries.size()) {
+        continue;  // Abandoned.
+      }
+      it->second.entries[w.seq - it->second.first_seq].done = true;
+      if (it->second.delivering) continue;  // That thread will deliver it.
+      it->second.delivering = true;
+      mine.push_back(w.dispatcher);
     }
-    it->second.entries[seq - it->second.first_seq].done = true;
-    if (it->second.delivering) return;  // That thread will deliver it.
-    it->second.delivering = true;
   }
+  for (DispatcherId dispatcher : mine) Deliver(dispatcher);
+}
+
+void FlushOrderer::Deliver(DispatcherId dispatcher) {
+  std::vector<event::DmlEventPtr> ready;
   while (true) {
     ready.clear();
     {

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <vector>
 
 #include "common/strong_id.h"
 #include "common/thread_annotations.h"
@@ -28,6 +29,15 @@ class FlushOrderer {
   // lane's written prefix.
   void Done(DispatcherId dispatcher, uint64_t seq) EXCLUDES(mu_);
 
+  // An event Register() numbered: its dispatcher and sequence number.
+  struct Written {
+    DispatcherId dispatcher;
+    uint64_t seq = 0;
+  };
+  // Done() for each of `written` (a worker's batch), marking them all under
+  // one lock acquisition; then delivers each lane this call has to.
+  void Done(const std::vector<Written>& written) EXCLUDES(mu_);
+
   // Forgets every registered event (they will never be flushed).
   void Abandon() EXCLUDES(mu_);
 
@@ -35,6 +45,10 @@ class FlushOrderer {
   size_t pending() const EXCLUDES(mu_);
 
  private:
+  // Runs PostFlush for the lane's written prefix until none is left; the
+  // caller set the lane's `delivering`.
+  void Deliver(DispatcherId dispatcher) EXCLUDES(mu_);
+
   struct Entry {
     event::DmlEventPtr event;
     bool done = false;

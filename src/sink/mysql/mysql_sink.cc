@@ -86,6 +86,7 @@ void MysqlSink::AddDmlEvent(event::DmlEventPtr event) {
 void MysqlSink::RunWorker(size_t index, const StopToken& stop) {
   Worker* worker = workers_[index].get();
   std::vector<Detector::Ticket*> batch;
+  std::vector<FlushOrderer::Written> written;
   while (true) {
     batch.clear();
     if (!detector_.Pop(index, static_cast<size_t>(config_.max_txn_row), &batch)) break;
@@ -95,13 +96,17 @@ void MysqlSink::RunWorker(size_t index, const StopToken& stop) {
       Fail(st);
       continue;
     }
+    // The whole batch under one lock of each: the detector's is shared with
+    // AddDmlEvent() and every worker.
+    written.clear();
+    uint64_t rows = 0;
     for (Detector::Ticket* t : batch) {
-      DispatcherId dispatcher = t->item.event->dispatcher_id;
-      uint64_t seq = t->item.seq;
-      counters_.rows.fetch_add(t->weight, std::memory_order_relaxed);
-      detector_.Finish(t);  // Releases its quota too.
-      orderer_.Done(dispatcher, seq);
+      written.push_back({t->item.event->dispatcher_id, t->item.seq});
+      rows += t->weight;
     }
+    counters_.rows.fetch_add(rows, std::memory_order_relaxed);
+    detector_.Finish(batch);  // Deletes the tickets, releasing their quota.
+    orderer_.Done(written);
     counters_.txns.fetch_add(batch.size(), std::memory_order_relaxed);
     counters_.batches.fetch_add(1, std::memory_order_relaxed);
     MutexLock lock(&mu_);
