@@ -55,6 +55,38 @@ TEST_F(CdcScanTest, IncrementalScanSendsCommittedAfterCheckpointThenInitialized)
   ExpectNoViolations(*client);
 }
 
+// A region whose scan fills many batches (each up to kEventMaxBytes): they
+// are sent while the snapshot is still being read, and every row arrives
+// once, in key order, before INITIALIZED.
+TEST_F(CdcScanTest, AScanOfManyBatchesArrivesWholeAndInKeyOrder) {
+  const std::string value(300, 'v');
+  auto key = [](int k) {
+    std::string out = "c";
+    out += std::to_string(10000 + k);
+    return out;
+  };
+  Ts before = Put({{"c0", "first"}});
+  constexpr int kKeys = 1000;  // ~300 KB of values: about ten batches.
+  for (int i = 0; i < kKeys; i += 100) {
+    std::vector<std::pair<std::string, std::string>> kvs;
+    for (int k = i; k < i + 100; ++k) kvs.push_back({key(k), value});
+    Put(kvs);
+  }
+  RegionInfo region = RegionFor("c");
+
+  auto client = Subscribe(region, 9, before);
+  const RegionLog& log = Log(*client, 9, region);
+  ASSERT_FALSE(log.rows.empty());
+  EXPECT_EQ(log.rows.back().type(), Event::INITIALIZED);
+  std::vector<Row> committed = log.RowsOfType(Event::COMMITTED);
+  ASSERT_EQ(committed.size(), static_cast<size_t>(kKeys));
+  for (int k = 0; k < kKeys; ++k) {
+    EXPECT_EQ(committed[k].key(), key(k)) << k;
+    EXPECT_EQ(committed[k].value(), value);
+  }
+  ExpectNoViolations(*client);
+}
+
 TEST_F(CdcScanTest, ScanCoversOnlyTheRequestedRangeWithinTheRegion) {
   Put({{"c1", "1"}, {"d1", "2"}, {"e1", "3"}});
   RegionInfo region = RegionFor("c");

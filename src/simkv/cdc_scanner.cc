@@ -1,5 +1,6 @@
 #include "simkv/cdc_scanner.h"
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -39,10 +40,39 @@ void CdcScanner::Schedule(ScanTask task) {
 
 void CdcScanner::Run(const ScanTask& task, const CancelToken& token) {
   const DownstreamSpec& spec = *task.spec;
-  // The rows are packed straight out of the store: each byte is copied once
-  // before the stream's writer encodes it.
-  std::vector<RowBatch> batches;
+  // A helper reads the snapshot and hands each batch over as soon as it is
+  // full; this thread sends them meanwhile, so the downstream works on the
+  // first rows while the rest are read (TiKV streams its incremental scan
+  // too). The helper keeps the store's lock for the whole read, as before;
+  // only the sending moved out of its way.
+  UnboundedMpscQueue<RowBatch> ready;
   Result<uint64_t> applied_index = Status(Code::kInternal, "not scanned");
+  ThreadGroup reader;
+  reader.Start("cdc-scan-" + std::to_string(store_id_.value()), [&](const StopToken&) {
+    applied_index = ReadSnapshot(task, &ready);
+    ready.Close();
+  });
+  bool sending = true;
+  while (std::optional<RowBatch> batch = ready.Pop()) {
+    // After a failed send the rest is only drained: the hub failed the region.
+    sending =
+        sending && spec.sink->WaitForSpace(token) && hub_->SendScanRows(spec, std::move(*batch));
+  }
+  reader.Join();
+  if (!applied_index.ok()) {
+    LOG_WARN("cdc: region {} scan failed: {}", spec.region_id.value(),
+             applied_index.status().ToString());
+    hub_->Fail(spec, RegionNotFoundError(spec.region_id.value()));
+    return;
+  }
+  if (sending) hub_->FinishScan(spec, applied_index.value());
+}
+
+Result<uint64_t> CdcScanner::ReadSnapshot(const ScanTask& task, UnboundedMpscQueue<RowBatch>* out) {
+  const DownstreamSpec& spec = *task.spec;
+  Result<uint64_t> applied_index = Status(Code::kInternal, "not scanned");
+  // A failed read visits no row (VisitCommitted checks the safe point
+  // first), so it can be retried without sending anything twice.
   for (int attempt = 0; attempt < kScanAttempts && !applied_index.ok(); ++attempt) {
     Ts after = spec.checkpoint_ts;
     Ts gc_safe_point = store_->gc_safe_point();
@@ -51,24 +81,22 @@ void CdcScanner::Run(const ScanTask& task, const CancelToken& token) {
                spec.region_id.value(), spec.request_id, after.value(), gc_safe_point.value());
       after = gc_safe_point;
     }
-    batches.clear();
+    // The rows are packed straight out of the store: each byte is copied
+    // once before the stream's writer encodes it. AppendScanRow opens a new
+    // batch when the last one is full; the full one goes out at once.
+    std::vector<RowBatch> open;
     applied_index = store_->VisitCommitted(
         task.range.start, task.range.end, after, kMaxTs, [&](const ScannedRow& row) {
           AppendScanRow(ViewOfScanned(row, spec.old_value), spec.region_id.value(), spec.request_id,
-                        &batches);
+                        &open);
+          if (open.size() > 1) {
+            out->Push(std::move(open.front()));
+            open.erase(open.begin());
+          }
         });
+    for (RowBatch& batch : open) out->Push(std::move(batch));
   }
-  if (!applied_index.ok()) {
-    LOG_WARN("cdc: region {} scan failed: {}", spec.region_id.value(),
-             applied_index.status().ToString());
-    hub_->Fail(spec, RegionNotFoundError(spec.region_id.value()));
-    return;
-  }
-  for (RowBatch& batch : batches) {
-    if (!spec.sink->WaitForSpace(token)) return;
-    if (!hub_->SendScanRows(spec, std::move(batch))) return;
-  }
-  hub_->FinishScan(spec, applied_index.value());
+  return applied_index;
 }
 
 }  // namespace sluice::simkv

@@ -1,15 +1,17 @@
 // CdcScanner: the incremental scans of one store (TiKV's CDC Initializer on
 // its scan pool). Each task reads a VisitCommitted snapshot of the observed
 // range from the request's checkpoint ts into packed row batches, sends them
-// through the hub (locks as PREWRITE, writes as COMMITTED, in key order), then
-// lets the hub send INITIALIZED and the live rows that came after the
-// snapshot.
+// through the hub as they fill (locks as PREWRITE, writes as COMMITTED, in
+// key order), then lets the hub send INITIALIZED and the live rows that came
+// after the snapshot.
 //
 // A checkpoint below the GC safe point is scanned from the safe point (with a
 // warning): history below it is gone, as it would be in TiKV.
 //
 // Threads: `threads` workers owned here, started by Start() and joined by
-// Stop(). Schedule() may be called from any thread and never blocks.
+// Stop(); while a worker runs a task, a helper of the task (joined before
+// the task ends) reads the snapshot and the worker sends. Schedule() may be
+// called from any thread and never blocks.
 #pragma once
 
 #include <cstddef>
@@ -37,6 +39,9 @@ class CdcScanner {
 
  private:
   void Run(const ScanTask& task, const CancelToken& token);
+  // Reads the task's snapshot into `out`, batch by batch as each fills
+  // (retrying a read the GC safe point refused); returns its apply index.
+  Result<uint64_t> ReadSnapshot(const ScanTask& task, UnboundedMpscQueue<RowBatch>* out);
 
   CdcHub* const hub_;
   MvccStore* const store_;
