@@ -1,5 +1,6 @@
 #include "sink/mysql/sql_value.h"
 
+#include <array>
 #include <charconv>
 #include <cmath>
 
@@ -38,7 +39,7 @@ Status CheckFinite(double v, const model::ColumnInfo& col) {
 }
 
 // The escape MySQL's string literal needs for `c`, or empty for none.
-std::string_view EscapeOf(char c) {
+constexpr std::string_view EscapeOf(char c) {
   switch (c) {
     case '\0':
       return "\\0";
@@ -59,6 +60,14 @@ std::string_view EscapeOf(char c) {
   }
 }
 
+// Which bytes EscapeOf() escapes, by unsigned value: the per-byte test of
+// AppendQuotedString's scan.
+constexpr std::array<bool, 256> kNeedsEscape = [] {
+  std::array<bool, 256> table{};
+  for (int b = 0; b < 256; ++b) table[b] = !EscapeOf(static_cast<char>(b)).empty();
+  return table;
+}();
+
 }  // namespace
 
 void AppendQuotedString(std::string_view text, std::string* out) {
@@ -69,13 +78,9 @@ void AppendQuotedString(std::string_view text, std::string* out) {
   // check per byte.
   size_t run = 0;
   for (size_t i = 0; i < text.size(); ++i) {
-    // Every byte with an escape is below 0x28 except the backslash.
-    unsigned char byte = static_cast<unsigned char>(text[i]);
-    if (byte > '\'' && byte != '\\') continue;
-    std::string_view escape = EscapeOf(text[i]);
-    if (escape.empty()) continue;
+    if (!kNeedsEscape[static_cast<unsigned char>(text[i])]) continue;
     out->append(text.data() + run, i - run);
-    out->append(escape);
+    out->append(EscapeOf(text[i]));
     run = i + 1;
   }
   out->append(text.data() + run, text.size() - run);
