@@ -21,9 +21,19 @@ CdcScanner::CdcScanner(CdcHub* hub, MvccStore* store, StoreId store_id, size_t t
     : hub_(hub), store_(store), store_id_(store_id), threads_(threads == 0 ? 1 : threads) {}
 
 void CdcScanner::Start() {
+  const std::string name = "cdc-scan-" + std::to_string(store_id_.value());
   for (size_t i = 0; i < threads_; ++i) {
-    workers_.Start("cdc-scan-" + std::to_string(store_id_.value()), [this](StopToken token) {
+    workers_.Start(name, [this](StopToken token) {
       while (std::optional<ScanTask> task = queue_.Pop(token)) Run(*task, token);
+    });
+    // Readers take no stop token: a worker waits for the read it handed
+    // out, so reads are served until every worker is joined.
+    readers_.Start(name, [this](const StopToken&) {
+      while (std::optional<std::shared_ptr<Read>> read = reads_.Pop()) {
+        Read& r = **read;
+        r.applied_index = ReadSnapshot(r.task, &r.batches);
+        r.batches.Close();
+      }
     });
   }
 }
@@ -31,6 +41,8 @@ void CdcScanner::Start() {
 void CdcScanner::Stop() {
   queue_.Close();
   workers_.Stop();
+  reads_.Close();
+  readers_.Stop();
 }
 
 void CdcScanner::Schedule(ScanTask task) {
@@ -40,25 +52,21 @@ void CdcScanner::Schedule(ScanTask task) {
 
 void CdcScanner::Run(const ScanTask& task, const CancelToken& token) {
   const DownstreamSpec& spec = *task.spec;
-  // A helper reads the snapshot and hands each batch over as soon as it is
+  // A reader reads the snapshot and hands each batch over as soon as it is
   // full; this thread sends them meanwhile, so the downstream works on the
   // first rows while the rest are read (TiKV streams its incremental scan
-  // too). The helper keeps the store's lock for the whole read, as before;
-  // only the sending moved out of its way.
-  UnboundedMpscQueue<RowBatch> ready;
-  Result<uint64_t> applied_index = Status(Code::kInternal, "not scanned");
-  ThreadGroup reader;
-  reader.Start("cdc-scan-" + std::to_string(store_id_.value()), [&](const StopToken&) {
-    applied_index = ReadSnapshot(task, &ready);
-    ready.Close();
-  });
+  // too). The reader keeps the store's lock for the whole read; only the
+  // sending is out of its way.
+  auto read = std::make_shared<Read>(task);
+  if (!reads_.Push(std::shared_ptr<Read>(read))) return;  // Stopping.
   bool sending = true;
-  while (std::optional<RowBatch> batch = ready.Pop()) {
+  while (std::optional<RowBatch> batch = read->batches.Pop()) {
     // After a failed send the rest is only drained: the hub failed the region.
     sending =
         sending && spec.sink->WaitForSpace(token) && hub_->SendScanRows(spec, std::move(*batch));
   }
-  reader.Join();
+  // The reader set the result before it closed the batches.
+  const Result<uint64_t>& applied_index = read->applied_index;
   if (!applied_index.ok()) {
     LOG_WARN("cdc: region {} scan failed: {}", spec.region_id.value(),
              applied_index.status().ToString());

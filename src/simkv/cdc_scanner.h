@@ -8,13 +8,15 @@
 // A checkpoint below the GC safe point is scanned from the safe point (with a
 // warning): history below it is gone, as it would be in TiKV.
 //
-// Threads: `threads` workers owned here, started by Start() and joined by
-// Stop(); while a worker runs a task, a helper of the task (joined before
-// the task ends) reads the snapshot and the worker sends. Schedule() may be
+// Threads: `threads` workers and as many readers, owned here, started by
+// Start() and joined by Stop(). A worker hands its task's snapshot read to a
+// reader and sends the batches while the reader fills them; there are as
+// many readers as workers, so a read never waits for one. Schedule() may be
 // called from any thread and never blocks.
 #pragma once
 
 #include <cstddef>
+#include <memory>
 
 #include "common/lifecycle.h"
 #include "common/queue.h"
@@ -38,6 +40,15 @@ class CdcScanner {
   void Schedule(ScanTask task);
 
  private:
+  // A snapshot read handed from a worker to a reader. Shared: the worker may
+  // drop it as soon as `batches` is closed, which the reader does last.
+  struct Read {
+    explicit Read(const ScanTask& t) : task(t) {}
+    const ScanTask task;
+    UnboundedMpscQueue<RowBatch> batches;
+    Result<uint64_t> applied_index = Status(Code::kInternal, "not scanned");
+  };
+
   void Run(const ScanTask& task, const CancelToken& token);
   // Reads the task's snapshot into `out`, batch by batch as each fills
   // (retrying a read the GC safe point refused); returns its apply index.
@@ -48,7 +59,9 @@ class CdcScanner {
   const StoreId store_id_;
   const size_t threads_;
   UnboundedMpscQueue<ScanTask> queue_;
+  UnboundedMpscQueue<std::shared_ptr<Read>> reads_;
   ThreadGroup workers_;
+  ThreadGroup readers_;
 };
 
 }  // namespace sluice::simkv
