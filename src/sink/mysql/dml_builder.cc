@@ -3,8 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <unordered_set>
 
+#include "absl/container/flat_hash_set.h"
 #include "sink/mysql/row_keys.h"
 
 namespace sluice::sink {
@@ -200,7 +200,7 @@ Status BuildDmlStatements(const std::vector<BatchItem>& items, const DmlBuildOpt
   const event::TableSchema* run_schema = nullptr;
   bool run_safe = false;
   std::vector<const event::RowChange*> run_rows;
-  std::unordered_set<uint64_t> run_ids;
+  absl::flat_hash_set<uint64_t> run_ids;  // No node per row: a batch has hundreds.
   std::vector<UniqueKey> keys;
   std::vector<uint64_t> ids;
 
@@ -238,7 +238,7 @@ Status BuildDmlStatements(const std::vector<BatchItem>& items, const DmlBuildOpt
       if (!r.pre_row.empty()) AppendRowHashes(*e.schema, keys, r.pre_row, true, &ids);
     }
     bool repeats = false;
-    for (uint64_t id : ids) repeats = repeats || run_ids.count(id) > 0;
+    for (uint64_t id : ids) repeats = repeats || run_ids.contains(id);
     if (!same || item.safe_mode != run_safe || repeats) {
       RETURN_IF_ERROR(flush());
       run_schema = e.schema.get();
