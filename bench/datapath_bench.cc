@@ -28,7 +28,7 @@
 //       [--rows-per-txn R] [--row-width B] [--tables T] [--stores S]
 //       [--tick-ms MS] [--lag-seconds S] [--lag-rate ROWS_PER_S]
 //       [--mysql-txns N] [--mysql-workers W] [--mysql-batch B] [--mysql-rounds K]
-//       [--pin]
+//       [--pin [--server-alone]] [--scan-window N]
 #include "datapath_bench.h"
 
 #include <fmt/format.h>
@@ -279,6 +279,11 @@ int main(int argc, char** argv) {
   app.add_flag("--pin", a.pin,
                "MySQL runs: the path and the clients on CPU 0, simkv and the (local) server on "
                "CPU 1");
+  app.add_flag("--server-alone", a.server_alone,
+               "with --pin: simkv on CPU 0 with the path, the server alone on CPU 1, as in the "
+               "baseline");
+  app.add_option("--scan-window", a.scan_window, "the puller's initial scans per store at once")
+      ->check(positive);
   app.add_option("--dir", a.dir, "scratch directory (removed afterwards)");
   CLI11_PARSE(app, argc, argv);
   sluice::logging::SetLevel(sluice::logging::Level::kWarn);

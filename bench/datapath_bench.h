@@ -49,7 +49,10 @@ struct Args {
   // MySQL runs: the path (and the baseline's client) on CPU 0, simkv's
   // threads and the server on CPU 1 (see datapath_bench_mysql.cc).
   bool pin = false;
-  std::string dir;  // Scratch directory (default: a temp dir).
+  // With pin: simkv's threads on CPU 0 too, the server alone on CPU 1.
+  bool server_alone = false;
+  int scan_window = 32;  // The puller's unfinished initial scans per store.
+  std::string dir;       // Scratch directory (default: a temp dir).
 };
 
 double SecondsSince(SteadyClock::time_point since);

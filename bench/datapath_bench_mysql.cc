@@ -23,12 +23,15 @@
 // connections) run on CPU 0 and simkv's threads and every thread of the
 // server on CPU 1: the replicator gets one core to itself, as the baseline's
 // client does, and the upstream and the database share the other (simkv
-// works while the path scans, the server while it writes). Unpinned, the
+// works while the path scans, the server while it writes). With
+// --server-alone as well, simkv runs on CPU 0 with the path instead: the
+// server has a core to itself in every run, as in the baseline, and the
+// path must feed it while also carrying the upstream. Unpinned, the
 // server needs most of both cores for the baseline rate, so the path's
 // ratio then measures how much CPU the whole pipeline takes from it.
-// Pinned, each datapath line also gives simkv's CPU and
-// `cpu1_bound_ratio`: the baseline's time over the work CPU 1 had in the
-// path run (server plus simkv), the ratio the path would reach if CPU 1
+// Pinned, each datapath line also gives simkv's CPU, each core's work
+// (`cpu0_busy_s`, `cpu1_busy_s`) and `bound_ratio`: the baseline's time
+// over the busier core's work, the ratio the path would reach if that core
 // never idled. The upstream's scan has no counterpart in the baseline.
 #include <fmt/format.h>
 #include <mysql.h>
@@ -283,9 +286,10 @@ struct RunResult {
 };
 
 // With --pin: the process's threads (the path, the sinks, the baseline's
-// connections) on CPU 0, simkv's and the server's on CPU 1, as if the
-// upstream and the database ran on machines of their own and shared one.
-// The server gets every CPU back on destruction, even after a failed Apply.
+// connections) on CPU 0, the server's on CPU 1, and simkv's on CPU 1 (as if
+// the upstream and the database shared a machine) or, server-alone, on
+// CPU 0. The server gets every CPU back on destruction, even after a failed
+// Apply.
 class Pinning {
  public:
   Pinning() = default;
@@ -295,19 +299,23 @@ class Pinning {
     if (server_pid_ != 0) (void)PinProcess(server_pid_, -1);
   }
 
-  Status Apply(pid_t server_pid) {
+  Status Apply(pid_t server_pid, bool server_alone) {
     if (server_pid == 0) return InvalidArgument("--pin needs a local server (its pid file)");
     server_pid_ = server_pid;
-    RETURN_IF_ERROR(PinThreads(0, 1));
+    simkv_cpu_ = server_alone ? 0 : 1;
+    RETURN_IF_ERROR(PinThreads(0, simkv_cpu_));
     RETURN_IF_ERROR(PinProcess(server_pid, 1));
     std::printf(
-        "# pinned: the path and the clients on cpu 0, simkv and the server (pid %d) on cpu 1\n",
-        static_cast<int>(server_pid));
+        "# pinned: the path and the clients on cpu 0, simkv on cpu %d, the server (pid %d) "
+        "on cpu 1\n",
+        simkv_cpu_, static_cast<int>(server_pid));
     return Status::Ok();
   }
+  int simkv_cpu() const { return simkv_cpu_; }
 
  private:
   pid_t server_pid_ = 0;
+  int simkv_cpu_ = 1;
 };
 
 Result<RunResult> RunBaseline(const sink::SinkUri& uri, const Args& args,
@@ -479,7 +487,7 @@ Status RunMysql(const Args& args, const std::string& dir) {
   RETURN_IF_ERROR(CreateTables(admin.get(), tables));
   const pid_t server_pid = ServerPid(admin.get());
   Pinning pinning;
-  if (args.pin) RETURN_IF_ERROR(pinning.Apply(server_pid));
+  if (args.pin) RETURN_IF_ERROR(pinning.Apply(server_pid, args.server_alone));
   // Runs one of the three, counts the server's INSERT statements, checks
   // the rows and empties the tables.
   auto measure = [&](const char* what,
@@ -490,7 +498,8 @@ Status RunMysql(const Args& args, const std::string& dir) {
     const double server_before = ProcessCpuSeconds(server_pid);
     ASSIGN_OR_RETURN(RunResult r, run());
     const double server_after = ProcessCpuSeconds(server_pid);
-    if (args.pin) std::printf("# %s threads: %s\n", what, PinReport(0, 1).c_str());
+    if (args.pin)
+      std::printf("# %s threads: %s\n", what, PinReport(0, pinning.simkv_cpu()).c_str());
     ASSIGN_OR_RETURN(uint64_t after, GlobalStatus(admin.get(), "Com_insert"));
     r.inserts = after - before;
     if (server_before >= 0 && server_after >= 0) r.server_cpu_s = server_after - server_before;
@@ -514,14 +523,17 @@ Status RunMysql(const Args& args, const std::string& dir) {
     Print("mysql_sink", round, rows, bytes, direct, base_rate, args);
     ASSIGN_OR_RETURN(RunResult path,
                      measure("datapath", [&] { return RunDatapath(*cluster, uri, args, rows); }));
-    // Pinned, CPU 1 runs both simkv and the server: the path cannot beat
-    // the baseline's time over that work (the ratio if CPU 1 never idled).
+    // Pinned, the path cannot beat the baseline's time over the work of
+    // its busier core (the ratio if that core never idled).
     std::string bound;
     if (args.pin && path.server_cpu_s > 0) {
-      const double busy = path.server_cpu_s + path.simkv_cpu_s;
-      bound_ratios.push_back(base.seconds / busy);
-      bound = fmt::format(" simkv_cpu_s={:.2f} cpu1_busy_s={:.2f} cpu1_bound_ratio={:.2f}",
-                          path.simkv_cpu_s, busy, bound_ratios.back());
+      const double simkv_on_1 = pinning.simkv_cpu() == 1 ? path.simkv_cpu_s : 0;
+      const double cpu0 = path.cpu_s - simkv_on_1;
+      const double cpu1 = path.server_cpu_s + simkv_on_1;
+      bound_ratios.push_back(base.seconds / std::max(cpu0, cpu1));
+      bound = fmt::format(
+          " simkv_cpu_s={:.2f} cpu0_busy_s={:.2f} cpu1_busy_s={:.2f} bound_ratio={:.2f}",
+          path.simkv_cpu_s, cpu0, cpu1, bound_ratios.back());
     }
     Print("mysql_datapath", round, rows, bytes, path, base_rate, args, bound);
     base_rates.push_back(base_rate);
@@ -536,8 +548,7 @@ Status RunMysql(const Args& args, const std::string& dir) {
       "(medians; ratios per round)\n",
       Median(base_rates), Median(sink_rates), Median(path_rates), Median(sink_ratios),
       Median(path_ratios),
-      bound_ratios.empty() ? ""
-                           : fmt::format(" cpu1_bound_ratio={:.2f}", Median(bound_ratios)).c_str(),
+      bound_ratios.empty() ? "" : fmt::format(" bound_ratio={:.2f}", Median(bound_ratios)).c_str(),
       args.mysql_rounds);
   std::fflush(stdout);
   return Status::Ok();
