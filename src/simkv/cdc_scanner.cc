@@ -24,10 +24,15 @@ void CdcScanner::Start() {
   const std::string name = "cdc-scan-" + std::to_string(store_id_.value());
   for (size_t i = 0; i < threads_; ++i) {
     workers_.Start(name, [this](StopToken token) {
-      while (std::optional<ScanTask> task = queue_.Pop(token)) Run(*task, token);
+      // Pop() still hands out queued tasks once stopping; they are dropped.
+      while (std::optional<ScanTask> task = queue_.Pop(token)) {
+        if (token.cancelled()) break;
+        Run(std::move(*task), token);
+      }
     });
-    // Readers take no stop token: a worker waits for the read it handed
-    // out, so reads are served until every worker is joined.
+    // Readers ignore the stop token and end when Stop() closes reads_,
+    // after the workers are joined: a worker waits for the read it handed
+    // out.
     readers_.Start(name, [this](const StopToken&) {
       while (std::optional<std::shared_ptr<Read>> read = reads_.Pop()) {
         Read& r = **read;
@@ -50,22 +55,24 @@ void CdcScanner::Schedule(ScanTask task) {
     LOG_WARN("cdc: store {} scan dropped, stopping", store_id_.value());
 }
 
-void CdcScanner::Run(const ScanTask& task, const CancelToken& token) {
-  const DownstreamSpec& spec = *task.spec;
+void CdcScanner::Run(ScanTask task, const CancelToken& token) {
+  auto read = std::make_shared<Read>(std::move(task));
+  const DownstreamSpec& spec = *read->task.spec;
   // A reader reads the snapshot and hands each batch over as soon as it is
   // full; this thread sends them meanwhile, so the downstream works on the
   // first rows while the rest are read (TiKV streams its incremental scan
   // too). The reader keeps the store's lock for the whole read; only the
   // sending is out of its way.
-  auto read = std::make_shared<Read>(task);
-  if (!reads_.Push(std::shared_ptr<Read>(read))) return;  // Stopping.
+  // reads_ is closed only after the workers are joined, so this succeeds.
+  if (!reads_.Push(std::shared_ptr<Read>(read))) return;
   bool sending = true;
   while (std::optional<RowBatch> batch = read->batches.Pop()) {
     // After a failed send the rest is only drained: the hub failed the region.
     sending =
         sending && spec.sink->WaitForSpace(token) && hub_->SendScanRows(spec, std::move(*batch));
   }
-  // The reader set the result before it closed the batches.
+  // The reader set the result before it closed the batches, and the queue's
+  // mutex orders the two (Pop() takes no token: nullopt means closed).
   const Result<uint64_t>& applied_index = read->applied_index;
   if (!applied_index.ok()) {
     LOG_WARN("cdc: region {} scan failed: {}", spec.region_id.value(),

@@ -10,13 +10,15 @@
 //
 // Threads: `threads` workers and as many readers, owned here, started by
 // Start() and joined by Stop(). A worker hands its task's snapshot read to a
-// reader and sends the batches while the reader fills them; there are as
-// many readers as workers, so a read never waits for one. Schedule() may be
-// called from any thread and never blocks.
+// reader and sends the batches while the reader fills them; a worker has at
+// most one read out, so with as many readers as workers a read never waits
+// behind another. Schedule() may be called from any thread and never
+// blocks.
 #pragma once
 
 #include <cstddef>
 #include <memory>
+#include <utility>
 
 #include "common/lifecycle.h"
 #include "common/queue.h"
@@ -35,21 +37,25 @@ class CdcScanner {
   CdcScanner& operator=(const CdcScanner&) = delete;
 
   void Start();
-  // Cancels running scans, drops queued ones and joins the workers.
+  // Stops the sending of running scans (a read in progress runs to its end
+  // under the store lock), drops queued ones and joins the workers, then
+  // the readers.
   void Stop();
   void Schedule(ScanTask task);
 
  private:
-  // A snapshot read handed from a worker to a reader. Shared: the worker may
-  // drop it as soon as `batches` is closed, which the reader does last.
+  // A snapshot read handed from a worker to a reader. Shared, because the
+  // worker returns as soon as it sees `batches` closed, while the reader may
+  // still be inside Close(); the task's last reference may so drop on the
+  // reader.
   struct Read {
-    explicit Read(const ScanTask& t) : task(t) {}
+    explicit Read(ScanTask t) : task(std::move(t)) {}
     const ScanTask task;
     UnboundedMpscQueue<RowBatch> batches;
     Result<uint64_t> applied_index = Status(Code::kInternal, "not scanned");
   };
 
-  void Run(const ScanTask& task, const CancelToken& token);
+  void Run(ScanTask task, const CancelToken& token);
   // Reads the task's snapshot into `out`, batch by batch as each fills
   // (retrying a read the GC safe point refused); returns its apply index.
   Result<uint64_t> ReadSnapshot(const ScanTask& task, UnboundedMpscQueue<RowBatch>* out);
