@@ -276,12 +276,14 @@ int main(int argc, char** argv) {
   app.add_option("--mysql-rounds", a.mysql_rounds, "rounds of baseline, sink and path runs")
       ->check(positive);
   app.add_option("--timeout", a.timeout_s, "bound on every wait, s")->check(positive);
-  app.add_flag("--pin", a.pin,
-               "MySQL runs: the path and the clients on CPU 0, simkv and the (local) server on "
-               "CPU 1");
+  CLI::Option* pin =
+      app.add_flag("--pin", a.pin,
+                   "MySQL runs: the path and the clients on CPU 0, simkv and the (local) server on "
+                   "CPU 1");
   app.add_flag("--server-alone", a.server_alone,
                "with --pin: simkv on CPU 0 with the path, the server alone on CPU 1, as in the "
-               "baseline");
+               "baseline")
+      ->needs(pin);
   app.add_option("--scan-window", a.scan_window, "the puller's initial scans per store at once")
       ->check(positive);
   app.add_option("--dir", a.dir, "scratch directory (removed afterwards)");

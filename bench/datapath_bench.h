@@ -51,8 +51,8 @@ struct Args {
   bool pin = false;
   // With pin: simkv's threads on CPU 0 too, the server alone on CPU 1.
   bool server_alone = false;
-  int scan_window = 32;  // The puller's unfinished initial scans per store.
-  std::string dir;       // Scratch directory (default: a temp dir).
+  int scan_window = 0;  // The puller's unfinished initial scans per store (0: its default).
+  std::string dir;      // Scratch directory (default: a temp dir).
 };
 
 double SecondsSince(SteadyClock::time_point since);

@@ -270,7 +270,9 @@ Result<std::unique_ptr<BenchCluster>> BenchCluster::Start(const Args& args, uint
   logpuller::testing::PullerEnvOptions env_options;
   env_options.num_stores = static_cast<size_t>(args.stores);
   env_options.resolved_ts_interval = std::chrono::milliseconds(args.tick_ms);
-  env_options.client.scheduler.scan_window_per_store = static_cast<size_t>(args.scan_window);
+  if (args.scan_window > 0) {
+    env_options.client.scheduler.scan_window_per_store = static_cast<size_t>(args.scan_window);
+  }
   ASSIGN_OR_RETURN(c->env_, logpuller::testing::PullerEnv::Start(env_options));
   simkv::WorkloadOptions w;
   w.seed = seed;

@@ -200,7 +200,7 @@ Status BuildDmlStatements(const std::vector<BatchItem>& items, const DmlBuildOpt
   const event::TableSchema* run_schema = nullptr;
   bool run_safe = false;
   std::vector<const event::RowChange*> run_rows;
-  absl::flat_hash_set<uint64_t> run_ids;  // No node per row: a batch has hundreds.
+  absl::flat_hash_set<uint64_t> run_ids;  // Row identities: no node for each.
   std::vector<UniqueKey> keys;
   std::vector<uint64_t> ids;
 
