@@ -45,10 +45,7 @@ TEST_F(CdcErrorsTest, RegionNotFoundForUnknownRegionAndForAStoreWithoutAPeer) {
   ASSERT_TRUE(error && error->has_region_not_found());
   EXPECT_EQ(error->region_not_found().region_id(), 987654u);
 
-  cluster_->Stop();
-  SimClusterOptions options = DefaultOptions();
-  options.replicas = 1;
-  StartCluster(options);
+  RestartCluster([](SimClusterOptions* o) { o->replicas = 1; });
   region = RegionFor("c");
   StoreId other(region.leader.value() % 3 + 1);
   error = ErrorFor(cluster_->store_address(other), RegisterRequest(cluster_id(), region, 1, Ts(0)));
@@ -73,10 +70,7 @@ TEST_F(CdcErrorsTest, ConfChangeAloneIsNotAnEpochErrorUnlessStrict) {
   auto client = Subscribe(region, 1);  // Old conf_ver, same version: TiKV accepts.
   ExpectNoViolations(*client);
 
-  cluster_->Stop();
-  SimClusterOptions options = DefaultOptions();
-  options.check_conf_ver = true;
-  StartCluster(options);
+  RestartCluster([](SimClusterOptions* o) { o->check_conf_ver = true; });
   region = RegionFor("c");
   ASSERT_TRUE(cluster_->BumpEpoch(region.id).ok());
   auto error = ErrorFor(LeaderAddress(region), RegisterRequest(cluster_id(), region, 1, Ts(0)));
@@ -157,16 +151,11 @@ TEST_F(CdcErrorsTest, CongestFaultEndsEverySubscriptionWithCongested) {
 }
 
 TEST_F(CdcErrorsTest, SlowClientOverflowIsCongestedAndTheStreamLives) {
-  cluster_->Stop();
-  SimClusterOptions options = DefaultOptions();
-  options.sink.max_bytes = 64 * 1024;
-  StartCluster(options);
+  RestartCluster([](SimClusterOptions* o) { o->sink.max_bytes = 64 * 1024; });
   RegionInfo region = RegionFor("c");
   // A stream that does not read: once gRPC's windows are full its sink fills
   // up, and the region is congested instead of making the writers wait.
-  CdcTestClientOptions paused;
-  paused.start_reading = false;
-  auto slow = Connect(LeaderAddress(region), paused);
+  auto slow = ConnectPaused(region);
   ASSERT_TRUE(slow->Send(RegisterRequest(cluster_id(), region, 2, cluster_->tso().Max())));
   ASSERT_TRUE(PollUntil([&] { return cluster_->NumSubscriptions(region.leader) == 1; }));
   std::string value(16 * 1024, 'x');

@@ -92,10 +92,7 @@ TEST_F(CdcScanTest, AScanOfManyBatchesArrivesWholeAndInKeyOrder) {
 // scans are queued behind them: the scans' readers and workers all end, and
 // Stop() returns.
 TEST_F(CdcScanTest, StopEndsScansBlockedOnASlowClientAndThoseQueued) {
-  cluster_->Stop();
-  SimClusterOptions options = DefaultOptions();
-  options.sink.max_bytes = 64 * 1024;
-  StartCluster(options);
+  RestartCluster([](SimClusterOptions* o) { o->sink.max_bytes = 64 * 1024; });
   const std::string value(1024, 'v');
   for (int i = 0; i < 40; ++i) {  // ~4 MB in one region: far above the budget.
     std::vector<std::pair<std::string, std::string>> kvs;
@@ -107,9 +104,7 @@ TEST_F(CdcScanTest, StopEndsScansBlockedOnASlowClientAndThoseQueued) {
     Put(kvs);
   }
   RegionInfo region = RegionFor("c");
-  CdcTestClientOptions paused;
-  paused.start_reading = false;
-  auto slow = Connect(LeaderAddress(region), paused);
+  auto slow = ConnectPaused(region);
   constexpr uint64_t kRequests = 6;  // Three times the store's scan workers.
   for (uint64_t id = 1; id <= kRequests; ++id) {
     ASSERT_TRUE(slow->Send(RegisterRequest(cluster_id(), region, id, Ts(0))));

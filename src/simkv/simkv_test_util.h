@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -37,6 +38,15 @@ class SimKvTest : public ::testing::Test {
     cluster_ = std::move(cluster).value();
   }
 
+  // Stops the cluster and starts a new one from the default options as
+  // `adjust` changes them.
+  void RestartCluster(const std::function<void(SimClusterOptions*)>& adjust) {
+    cluster_->Stop();
+    SimClusterOptions options = DefaultOptions();
+    adjust(&options);
+    StartCluster(std::move(options));
+  }
+
   void TearDown() override {
     if (cluster_) cluster_->Stop();
   }
@@ -64,6 +74,14 @@ class SimKvTest : public ::testing::Test {
   std::unique_ptr<CdcTestClient> Connect(const std::string& address,
                                          CdcTestClientOptions options = {}) {
     return std::make_unique<CdcTestClient>(address, options);
+  }
+
+  // A client of `region`'s leader that does not read its stream until
+  // StartReading(): once gRPC's windows fill, its stream sink fills too.
+  std::unique_ptr<CdcTestClient> ConnectPaused(const RegionInfo& region) {
+    CdcTestClientOptions paused;
+    paused.start_reading = false;
+    return Connect(LeaderAddress(region), paused);
   }
 
   // A connected client with `region` registered under `request_id` and
