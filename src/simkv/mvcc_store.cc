@@ -293,9 +293,13 @@ void MvccStore::ApplyPrewrite(Node& node, const Mutation& m,
                               uint64_t ttl_ms) {
   KeyEntry& entry = node.second;
   std::string value = m.op == MutationOp::kPut ? m.value : std::string();
-  entry.lock = std::make_unique<StoredLock>(
+  auto lock = std::make_unique<StoredLock>(
       StoredLock{primary, start_ts, m.op, std::move(value), ttl_ms, Ts(start_ts.value() + 1)});
-  locked_.insert_or_assign(std::string_view(node.first), entry.lock.get());
+  {
+    MutexLock locks(&locks_mu_);
+    locked_.insert_or_assign(std::string_view(node.first), lock.get());
+  }
+  entry.lock = std::move(lock);  // Frees a replaced lock only once unlisted.
   PrewriteEvent event{applied_index_, node.first,        *entry.lock->primary,         start_ts,
                       m.op,           entry.lock->value, ValueAt(entry.writes, kMaxTs)};
   for (MvccObserver* observer : observers_) observer->OnPrewrite(event);
@@ -328,7 +332,7 @@ TxnStatus MvccStore::Commit(std::span<const std::string_view> keys, Ts start_ts,
     if (!target.apply) continue;
     Node& node = *target.node;
     std::unique_ptr<StoredLock> taken = std::move(node.second.lock);
-    locked_.erase(std::string_view(node.first));
+    Unlist(node.first);
     ApplyCommit(node.second, node.first, start_ts, commit_ts, WriteKindOf(taken->op),
                 std::move(taken->value), /*one_pc=*/false);
   }
@@ -374,8 +378,8 @@ void MvccStore::ApplyRollback(std::string_view key, Ts start_ts) {
   if (entry.lock != nullptr && entry.lock->start_ts == start_ts) {
     event.removed_lock = true;
     event.lock_op = entry.lock->op;
+    Unlist(node.first);
     entry.lock.reset();
-    locked_.erase(std::string_view(node.first));
   }
   if (!HasWriteAt(entry.writes, start_ts)) {
     entry.writes.insert(FirstAfter(entry.writes, start_ts),
@@ -514,8 +518,13 @@ Result<CommittedScan> MvccStore::ScanCommitted(std::string_view start, std::stri
   return scan;
 }
 
+void MvccStore::Unlist(std::string_view key) {
+  MutexLock locks(&locks_mu_);
+  locked_.erase(key);
+}
+
 std::optional<Ts> MvccStore::MinLockStartTs(std::string_view start, std::string_view end) const {
-  MutexLock lock(&mu_);
+  MutexLock lock(&locks_mu_);
   std::optional<Ts> min_ts;
   for (auto it = locked_.lower_bound(start); it != locked_.end(); ++it) {
     if (!end.empty() && it->first >= end) break;
@@ -525,7 +534,7 @@ std::optional<Ts> MvccStore::MinLockStartTs(std::string_view start, std::string_
 }
 
 std::vector<LockInfo> MvccStore::Locks(std::string_view start, std::string_view end) const {
-  MutexLock lock(&mu_);
+  MutexLock lock(&locks_mu_);
   std::vector<LockInfo> out;
   for (auto it = locked_.lower_bound(start); it != locked_.end(); ++it) {
     if (!end.empty() && it->first >= end) break;

@@ -168,6 +168,9 @@ class MvccStore {
                                   absl::FunctionRef<void(const ScannedRow&)> visit) const;
 
   // The smallest start ts of any lock in [start, end), for resolved ts.
+  // Neither waits for the store's main lock, so a resolved-ts tick never
+  // queues behind a scan that holds it (TiKV's resolver also tracks locks
+  // apart from the engine's snapshots).
   std::optional<Ts> MinLockStartTs(std::string_view start, std::string_view end) const;
   std::vector<LockInfo> Locks(std::string_view start, std::string_view end) const;
 
@@ -246,6 +249,8 @@ class MvccStore {
   void ApplyCommit(KeyEntry& entry, std::string_view key, Ts start_ts, Ts commit_ts, WriteKind kind,
                    std::string value, bool one_pc) REQUIRES(mu_);
   void ApplyRollback(std::string_view key, Ts start_ts) REQUIRES(mu_);
+  // Drops `key` from locked_; call before freeing its StoredLock.
+  void Unlist(std::string_view key) REQUIRES(mu_) EXCLUDES(locks_mu_);
   static size_t GcKey(Versions& writes, Ts safe_point);
   void NotifyApplied() REQUIRES(mu_);
   // Merges the keys created since the last ordered read into ordered_.
@@ -259,8 +264,13 @@ class MvccStore {
   // Every key in key order once new_keys_ is merged in (ordered reads do so).
   mutable std::vector<Node*> ordered_ GUARDED_BY(mu_);
   mutable std::vector<Node*> new_keys_ GUARDED_BY(mu_);
-  // The locked keys in key order (resolved ts reads only these).
-  std::map<std::string_view, const StoredLock*, std::less<>> locked_ GUARDED_BY(mu_);
+  // The locked keys in key order (resolved ts reads only these), under
+  // their own mutex, taken inside mu_ by writers and alone by readers. A
+  // writer removes a lock from locked_ before it frees the StoredLock, and a
+  // key with a lock is never garbage collected, so both views stay valid
+  // while locks_mu_ is held.
+  mutable Mutex locks_mu_ ACQUIRED_AFTER(mu_);
+  std::map<std::string_view, const StoredLock*, std::less<>> locked_ GUARDED_BY(locks_mu_);
   std::vector<MvccObserver*> observers_ GUARDED_BY(mu_);
   std::vector<Target> targets_ GUARDED_BY(mu_);  // Scratch of the batch being applied.
   Ts gc_safe_point_ GUARDED_BY(mu_);
