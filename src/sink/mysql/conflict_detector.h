@@ -131,6 +131,11 @@ class ConflictDetector {
   // (a worker's whole batch: the lock is shared with Add() and every worker).
   void Finish(const std::vector<Ticket*>& tickets) EXCLUDES(mu_) {
     MutexLock lock(&mu_);
+    // The slots sit all over a map of up to max-queued keys: their loads
+    // are started for the whole batch before the first is needed.
+    for (const Ticket* t : tickets) {
+      for (uint64_t k : t->keys) slots_.prefetch(k);
+    }
     std::vector<Ticket*> work;
     for (Ticket* t : tickets) {
       FinishLocked(t, &work);
