@@ -370,7 +370,6 @@ class BenchHost final : public RegionWorkerHost {
   }
   void OnRegionInitialized(RegionState&) override {}
   void OnRegionDropped(RegionState&) override {}
-  void OnSpanScanned(SubscriptionRun&, const CancelToken&) override {}
   void EnqueueData(SubscriptionRun& run, KvBatch batch, const CancelToken& token) override {
     Status status = pipeline_.EnqueueData(run.sub->id, std::move(batch), token);
     if (!status.ok() && status.code() != Code::kCancelled) progress_->Fail(status);

@@ -276,9 +276,6 @@ void RegionWorkerPool::HandleEvents(Shard* shard, uint64_t stream_id,
     }
     return batches.emplace_back(run, KvBatch{}).second;
   };
-  // Runs whose span finished its initial scan in this message: told so
-  // once their changes are handed over.
-  std::vector<std::shared_ptr<SubscriptionRun>> scanned;
   DecodedRegionEvent event;
   for (const RegionEventRef& ref : events) {
     auto it = shard->states.find({ref.request_id, ref.region_id});
@@ -301,7 +298,7 @@ void RegionWorkerPool::HandleEvents(Shard* shard, uint64_t stream_id,
         break;
       }
       case RegionEventRef::Kind::kEntries:
-        HandleRows(state, *event.rows, &batch_of(state.run), &scanned);
+        HandleRows(state, *event.rows, &batch_of(state.run));
         break;
       case RegionEventRef::Kind::kResolvedTs:
         flush();
@@ -317,14 +314,10 @@ void RegionWorkerPool::HandleEvents(Shard* shard, uint64_t stream_id,
     }
   }
   flush();
-  for (const std::shared_ptr<SubscriptionRun>& run : scanned) {
-    if (!run->stopped.load()) host_->OnSpanScanned(*run, token);
-  }
 }
 
 void RegionWorkerPool::HandleRows(RegionState& state, const std::vector<RowView>& rows,
-                                  KvBatch* batch,
-                                  std::vector<std::shared_ptr<SubscriptionRun>>* scanned) {
+                                  KvBatch* batch) {
   // Sized once for the first event; later events of the same message (often
   // hundreds) let push_back grow it geometrically. An exact reserve per
   // event would move the whole batch each time.
@@ -341,7 +334,6 @@ void RegionWorkerPool::HandleRows(RegionState& state, const std::vector<RowView>
       state.attempts = 0;
       state.run->lock.MarkInitialized(state.region.id);
       host_->OnRegionInitialized(state);
-      if (state.run->lock.AllInitialized()) scanned->push_back(state.run);
     }
   }
 }

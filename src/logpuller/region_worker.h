@@ -95,9 +95,6 @@ class RegionWorkerHost {
   virtual void EnqueueData(SubscriptionRun& run, KvBatch batch, const CancelToken& token) = 0;
   // Recomputes the run's span resolved ts after region updates; may block.
   virtual void MaybeAdvance(SubscriptionRun& run, const CancelToken& token) = 0;
-  // Every region of the run's span has finished its initial scan and the
-  // scanned changes were handed to EnqueueData; may block.
-  virtual void OnSpanScanned(SubscriptionRun& run, const CancelToken& token) = 0;
   // The run saw invalid input; the host restarts or fails the subscription.
   virtual void FailRun(const std::shared_ptr<SubscriptionRun>& run, const Status& status) = 0;
 };
@@ -138,10 +135,7 @@ class RegionWorkerPool {
   void HandleEvents(Shard* shard, uint64_t stream_id, const std::vector<RegionEventRef>& events,
                     const StopToken& token);
   // Runs one event's rows through the region's matcher into *batch.
-  // Appends the rows' changes to `batch`; a run whose whole span is now
-  // initialized is appended to `scanned`.
-  void HandleRows(RegionState& state, const std::vector<RowView>& rows, KvBatch* batch,
-                  std::vector<std::shared_ptr<SubscriptionRun>>* scanned);
+  void HandleRows(RegionState& state, const std::vector<RowView>& rows, KvBatch* batch);
   void HandleResolved(Shard* shard, uint64_t stream_id, uint64_t request_id,
                       const std::vector<uint64_t>& regions, Ts ts, const StopToken& token);
   void FailState(Shard* shard, uint64_t request_id, uint64_t region_id, RegionFailure failure);

@@ -237,20 +237,7 @@ void SubscriptionClient::MaybeAdvance(SubscriptionRun& run, const CancelToken& t
     // Another worker that wins the race recomputes instead.
     if (!run.last_compute.compare_exchange_strong(last, now, std::memory_order_relaxed)) return;
   }
-  EnqueueBarrier(run, run.lock.ResolvedTs(), token);
-}
-
-void SubscriptionClient::OnSpanScanned(SubscriptionRun& run, const CancelToken& token) {
-  // The span's first resolved ts past the checkpoint is at most one store
-  // tick away, and it will wait for every scanned change to be persisted.
-  // A barrier at the checkpoint, sent now, already waits for them: the
-  // consumer hears at once that they are urgent (SetPersistUrgent) and can
-  // persist them ahead of spans still scanning.
-  EnqueueBarrier(run, run.checkpoint, token);
-}
-
-void SubscriptionClient::EnqueueBarrier(SubscriptionRun& run, Ts ts, const CancelToken& token) {
-  Subscription& sub = *run.sub;
+  Ts ts = run.lock.ResolvedTs();
   // Under the subscription's lock so that a resolved ts of a replaced run
   // can never reach the pipeline after the restart reset it.
   MutexLock lock(&sub.mu);

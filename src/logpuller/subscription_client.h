@@ -87,16 +87,11 @@ class SubscriptionClient final : public SpanSubscriber,
   void OnRegionDropped(RegionState& state) override;
   void EnqueueData(SubscriptionRun& run, KvBatch batch, const CancelToken& token) override;
   void MaybeAdvance(SubscriptionRun& run, const CancelToken& token) override;
-  void OnSpanScanned(SubscriptionRun& run, const CancelToken& token) override;
   void FailRun(const std::shared_ptr<SubscriptionRun>& run, const Status& status) override;
   // StreamSink.
   Status OnStreamEvent(uint64_t stream_id, MessageBytes message) override;
   void OnStreamBroken(uint64_t stream_id, StoreId store, const Status& status) override;
 
-  // Enqueues `ts` as the run's next barrier unless it is stale, the run was
-  // replaced, or it is the checkpoint before the whole span is initialized
-  // (the checkpoint goes at most once).
-  void EnqueueBarrier(SubscriptionRun& run, Ts ts, const CancelToken& token);
   void RetryRegion(RegionState& state, Span range, Clock::Duration min_delay);
   void RetryRange(RegionState& state, Span range);
   void OnPipelineFailure(SubscriptionId id, const Status& status);

@@ -275,35 +275,5 @@ TEST_F(SubscriptionClientTest, TheConsumerIsUrgentWhileAResolvedTsWaitsForItsBat
   for (size_t i = 0; i < calls.size(); ++i) EXPECT_EQ(calls[i], i % 2 == 0) << i;
 }
 
-// Once the whole span is scanned, its rows are urgent before any resolved
-// ts arrives: the store here never sends one, yet the consumer hears so
-// while it holds the rows, and the checkpoint is published once they are
-// persisted.
-TEST_F(SubscriptionClientTest, TheScannedRowsAreUrgentBeforeTheFirstResolvedTs) {
-  env_->Stop();
-  testing::PullerEnvOptions options;
-  options.raw_split_keys = {codec::EncodeRowKey(kTable, 100)};
-  options.resolved_ts_interval = std::chrono::hours(1);
-  auto env = PullerEnv::Start(options);
-  ASSERT_TRUE(env.ok()) << env.status().ToString();
-  env_ = std::move(env).value();
-
-  Ts start = Now();
-  Write(kTable, 50, 100, "scan");
-  auto consumer = std::make_shared<HoldingConsumer>();
-  ASSERT_TRUE(
-      env_->client
-          ->Subscribe(codec::ComparableTableRecordSpan(kTable), start, consumer, SubscribeOptions{})
-          .ok());
-  ASSERT_TRUE(PollUntil([&] { return !consumer->urgent().empty(); }, kWait));
-  EXPECT_EQ(consumer->urgent(), std::vector<bool>{true});
-  EXPECT_GT(consumer->batches(), 0u);
-  EXPECT_EQ(consumer->resolved(), Ts());
-  consumer->Release();
-  ASSERT_TRUE(PollUntil([&] { return consumer->urgent().size() == 2; }, kWait));
-  EXPECT_EQ(consumer->urgent(), (std::vector<bool>{true, false}));
-  EXPECT_EQ(consumer->resolved(), start);
-}
-
 }  // namespace
 }  // namespace sluice::logpuller
