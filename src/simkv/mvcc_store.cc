@@ -328,6 +328,8 @@ TxnStatus MvccStore::Commit(std::span<const std::string_view> keys, Ts start_ts,
   }
   if (!AnyToApply(targets)) return {};
   ++applied_index_;
+  // See Unlist(): held until the commits have reached the observers.
+  MutexLock locks(&locks_mu_);
   for (const Target& target : targets) {
     if (!target.apply) continue;
     Node& node = *target.node;
@@ -364,6 +366,8 @@ TxnStatus MvccStore::Rollback(const std::vector<std::string>& keys, Ts start_ts)
   }
   if (std::none_of(apply.begin(), apply.end(), [](bool b) { return b; })) return {};
   ++applied_index_;
+  // See Unlist(): held until the rollbacks have reached the observers.
+  MutexLock locks(&locks_mu_);
   for (size_t i = 0; i < keys.size(); ++i) {
     if (apply[i]) ApplyRollback(keys[i], start_ts);
   }
@@ -406,6 +410,9 @@ TxnStatus MvccStore::CommitOnePc(const std::vector<Mutation>& mutations, Ts star
   }
   if (!AnyToApply(targets)) return {};
   ++applied_index_;
+  // A resolved-ts round that starts meanwhile waits for these commits to
+  // reach the observers, as it did when it read the locks under mu_.
+  MutexLock locks(&locks_mu_);
   for (size_t i = 0; i < mutations.size(); ++i) {
     if (!targets[i].apply) continue;
     const Mutation& m = mutations[i];
@@ -518,10 +525,7 @@ Result<CommittedScan> MvccStore::ScanCommitted(std::string_view start, std::stri
   return scan;
 }
 
-void MvccStore::Unlist(std::string_view key) {
-  MutexLock locks(&locks_mu_);
-  locked_.erase(key);
-}
+void MvccStore::Unlist(std::string_view key) { locked_.erase(key); }
 
 std::optional<Ts> MvccStore::MinLockStartTs(std::string_view start, std::string_view end) const {
   MutexLock lock(&locks_mu_);

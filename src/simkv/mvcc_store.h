@@ -1,9 +1,10 @@
 // MvccStore: the in-memory multi-version store behind simkv, with Percolator
 // transactions (prewrite, commit, rollback, one-phase commit) over raw keys.
 //
-// Thread-safe: one mutex guards all state, so every operation is atomic and
-// all-or-nothing (a failed Prewrite or Commit changes nothing). Observers are
-// called synchronously while that mutex is held, in apply order; each change
+// Thread-safe: one mutex guards the data, so every operation is atomic and
+// all-or-nothing (a failed Prewrite or Commit changes nothing); the list of
+// locks has a second one, for resolved ts (see MinLockStartTs). Observers are
+// called synchronously while the first is held, in apply order; each change
 // batch carries a store-wide apply index (like a raft index) so that a reader
 // can stitch an incremental scan (taken at some index) to live events after it.
 // Observers must not call back into the store and must not block.
@@ -248,9 +249,12 @@ class MvccStore {
                      uint64_t ttl_ms) REQUIRES(mu_);
   void ApplyCommit(KeyEntry& entry, std::string_view key, Ts start_ts, Ts commit_ts, WriteKind kind,
                    std::string value, bool one_pc) REQUIRES(mu_);
-  void ApplyRollback(std::string_view key, Ts start_ts) REQUIRES(mu_);
-  // Drops `key` from locked_; call before freeing its StoredLock.
-  void Unlist(std::string_view key) REQUIRES(mu_) EXCLUDES(locks_mu_);
+  void ApplyRollback(std::string_view key, Ts start_ts) REQUIRES(mu_, locks_mu_);
+  // Drops `key` from locked_; call before freeing its StoredLock. The caller
+  // holds locks_mu_ from there until NotifyApplied() has run: a resolved-ts
+  // round that no longer finds the lock must find the commit (or rollback)
+  // already handed to the observers, or its resolved ts could overtake it.
+  void Unlist(std::string_view key) REQUIRES(mu_, locks_mu_);
   static size_t GcKey(Versions& writes, Ts safe_point);
   void NotifyApplied() REQUIRES(mu_);
   // Merges the keys created since the last ordered read into ordered_.
@@ -258,7 +262,8 @@ class MvccStore {
   template <typename Fn>
   void ForRange(std::string_view start, std::string_view end, Fn&& fn) const REQUIRES(mu_);
 
-  // One mutex guards everything below (and serialises observer callbacks).
+  // mu_ guards everything below but locked_ (and serialises observer
+  // callbacks).
   mutable Mutex mu_;
   KeyMap keys_ GUARDED_BY(mu_);
   // Every key in key order once new_keys_ is merged in (ordered reads do so).
