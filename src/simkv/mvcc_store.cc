@@ -279,6 +279,7 @@ TxnStatus MvccStore::Prewrite(const std::vector<Mutation>& mutations, std::strin
   if (!AnyToApply(targets)) return {};
   ++applied_index_;
   auto shared_primary = std::make_shared<const std::string>(primary);
+  MutexLock locks(&locks_mu_);  // The batch's locks are listed together.
   for (size_t i = 0; i < mutations.size(); ++i) {
     if (!targets[i].apply) continue;
     Node& node = targets[i].node != nullptr ? *targets[i].node : Insert(mutations[i].key);
@@ -295,10 +296,7 @@ void MvccStore::ApplyPrewrite(Node& node, const Mutation& m,
   std::string value = m.op == MutationOp::kPut ? m.value : std::string();
   auto lock = std::make_unique<StoredLock>(
       StoredLock{primary, start_ts, m.op, std::move(value), ttl_ms, Ts(start_ts.value() + 1)});
-  {
-    MutexLock locks(&locks_mu_);
-    locked_.insert_or_assign(std::string_view(node.first), lock.get());
-  }
+  locked_.insert_or_assign(std::string_view(node.first), lock.get());
   entry.lock = std::move(lock);  // Frees a replaced lock only once unlisted.
   PrewriteEvent event{applied_index_, node.first,        *entry.lock->primary,         start_ts,
                       m.op,           entry.lock->value, ValueAt(entry.writes, kMaxTs)};

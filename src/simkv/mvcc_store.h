@@ -246,7 +246,7 @@ class MvccStore {
                               std::vector<Target>* targets) REQUIRES(mu_);
   void ApplyPrewrite(Node& node, const Mutation& m,
                      const std::shared_ptr<const std::string>& primary, Ts start_ts,
-                     uint64_t ttl_ms) REQUIRES(mu_);
+                     uint64_t ttl_ms) REQUIRES(mu_, locks_mu_);
   void ApplyCommit(KeyEntry& entry, std::string_view key, Ts start_ts, Ts commit_ts, WriteKind kind,
                    std::string value, bool one_pc) REQUIRES(mu_);
   void ApplyRollback(std::string_view key, Ts start_ts) REQUIRES(mu_, locks_mu_);
@@ -270,10 +270,10 @@ class MvccStore {
   mutable std::vector<Node*> ordered_ GUARDED_BY(mu_);
   mutable std::vector<Node*> new_keys_ GUARDED_BY(mu_);
   // The locked keys in key order (resolved ts reads only these), under
-  // their own mutex, taken inside mu_ by writers and alone by readers. A
-  // writer removes a lock from locked_ before it frees the StoredLock, and a
-  // key with a lock is never garbage collected, so both views stay valid
-  // while locks_mu_ is held.
+  // their own mutex, taken inside mu_ by writers for a whole apply batch
+  // and alone by readers. A writer removes a lock from locked_ before it
+  // frees the StoredLock, and a key with a lock is never garbage collected,
+  // so both views stay valid while locks_mu_ is held.
   mutable Mutex locks_mu_ ACQUIRED_AFTER(mu_);
   std::map<std::string_view, const StoredLock*, std::less<>> locked_ GUARDED_BY(locks_mu_);
   std::vector<MvccObserver*> observers_ GUARDED_BY(mu_);
