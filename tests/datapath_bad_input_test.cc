@@ -94,11 +94,11 @@ class DataPathBadInputTest : public ::testing::Test {
   // The ground truth of the table named `name` at `ts`, and MariaDB's copy.
   void ExpectTableMatches(const std::string& name, Ts ts) {
     auto expected = sc_->ExpectedTables(ts, [&](const checker::TableName& t) {
-      return t == checker::TableName{kDatabase, name};
+      return t == checker::TableName{sc_->database(), name};
     });
     ASSERT_TRUE(expected.ok()) << expected.status().ToString();
     ASSERT_EQ(expected->size(), 1u);
-    auto actual = checker::ReadMysqlState(uri_, *expected, {kDatabase});
+    auto actual = checker::ReadMysqlState(uri_, *expected, {sc_->database()});
     ASSERT_TRUE(actual.ok()) << actual.status().ToString();
     std::erase_if(*actual, [&](const auto& table) { return expected->count(table.first) == 0; });
     checker::DiffReport report = checker::Compare(*expected, *actual);
@@ -190,7 +190,7 @@ TEST_F(DataPathBadInputTest, DdlTheDownstreamRefusesIsAFatalErrorAtItsTs) {
                               "GRANT ALL PRIVILEGES ON `tidb_cdc`.* TO 'sluice_nocreate'@'%'",
                               fmt::format("GRANT SELECT, INSERT, UPDATE, DELETE ON `{}`.* TO "
                                           "'sluice_nocreate'@'%'",
-                                          kDatabase)})
+                                          sc_->database())})
           .ok());
   StartPath(
       fmt::format("mysql://sluice_nocreate:pw@{}:{}/", root->host, root->port.value_or(3306)));

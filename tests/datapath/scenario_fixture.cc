@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <filesystem>
 #include <sstream>
 #include <thread>
@@ -47,6 +48,12 @@ simkv::WorkloadOptions ScenarioWorkload(uint64_t seed, const std::string& databa
   simkv::WorkloadOptions w;
   w.seed = seed;
   w.database = database;
+  // A second registration of the same binary (the long seed list) names its
+  // databases apart, so both can run at once against one MariaDB.
+  if (const char* tag = std::getenv("SLUICE_SCENARIO_TAG"); tag != nullptr && *tag != '\0') {
+    w.database += '_';
+    w.database += tag;
+  }
   w.narrow_tables = 2;
   w.kitchen_sink_table = true;
   w.clustered_table = true;
@@ -87,6 +94,8 @@ void DataPathScenario::SetUpCluster() {
   auto start = env_->pd->GetTs();
   ASSERT_TRUE(start.ok());
   start_ = *start;
+  // The database name carries the registration's tag, so the directory is
+  // apart too.
   dir_ = ::testing::TempDir() + "/datapath_" + options_.database + "_" + std::to_string(seed_);
   std::filesystem::remove_all(dir_);
 }

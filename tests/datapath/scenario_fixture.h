@@ -3,7 +3,9 @@
 // prepared and read back, and the ground truth at a ts.
 //
 // Each scenario owns one workload database (a different name per test
-// binary, so binaries can run side by side against one MariaDB) and one
+// binary, and per registration of a binary through SLUICE_SCENARIO_TAG, so
+// tests can run side by side against one MariaDB), a scratch directory named
+// after that database, and one
 // changefeed id (unique per scenario, kept across its restarts, so the
 // sink's ddl_ts rows of one run never leak into another).
 //
