@@ -1,9 +1,13 @@
 // Event store write rate: N small changes (19-byte row keys, 100-byte
 // values, 1,000 per batch) handed to ConsumeKvEvents of S subscriptions, one
 // producer thread per subscription as the puller does; the clock stops when
-// every persisted callback has run.
+// every persisted callback has run. Commit ts rise with the keys, as live
+// changes arrive; with --scattered 1 they are drawn at random, as an
+// incremental scan delivers its rows (key order, any commit ts), so each row
+// lands anywhere in the memtable.
 //   build/bench/eventstore_bench [--entries N] [--subs S] [--batch B]
-//                                [--dbs D] [--dir PATH]
+//                                [--dbs D] [--scattered 0|1]
+//                                [--write-batch E] [--dir PATH]
 // Prints:
 //   BENCH eventstore_write entries_per_s=... mib_per_s=... entries=... seconds=...
 // mib_per_s counts key and value bytes.
@@ -14,6 +18,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -32,6 +37,8 @@ struct Args {
   size_t subs = 4;
   size_t batch = 1000;
   size_t dbs = 2;
+  bool scattered = false;
+  size_t write_batch = EventStoreOptions().max_batch_entries;
   std::string dir;
 };
 
@@ -75,7 +82,8 @@ class Completion {
   uint64_t entries_ GUARDED_BY(mu_) = 0;
 };
 
-KvBatch MakeBatch(TableId table, size_t first, size_t n, const std::string& value) {
+KvBatch MakeBatch(TableId table, size_t first, size_t n, const std::string& value,
+                  std::mt19937_64* scatter) {
   KvBatch batch;
   batch.reserve(n);
   for (size_t i = first; i < first + n; ++i) {
@@ -83,8 +91,9 @@ KvBatch MakeBatch(TableId table, size_t first, size_t n, const std::string& valu
     e.op = KvOp::kPut;
     e.key = codec::EncodeRowKey(table, static_cast<int64_t>(i));
     e.value = value;
-    e.start_ts = Ts(1000 + i);
-    e.commit_ts = Ts(1001 + i);
+    const uint64_t ts = scatter != nullptr ? (*scatter)() % (uint64_t{1} << 40) : i;
+    e.start_ts = Ts(1000 + 2 * ts);
+    e.commit_ts = Ts(1001 + 2 * ts);
     e.region_id = RegionId(1);
     batch.push_back(std::move(e));
   }
@@ -92,11 +101,14 @@ KvBatch MakeBatch(TableId table, size_t first, size_t n, const std::string& valu
 }
 
 Status Run(const Args& args) {
-  if (args.subs == 0 || args.batch == 0) return InvalidArgument("--subs and --batch must be > 0");
+  if (args.subs == 0 || args.batch == 0 || args.write_batch == 0) {
+    return InvalidArgument("--subs, --batch and --write-batch must be > 0");
+  }
   BenchPuller puller;
   EventStoreOptions options;
   options.data_dir = args.dir;
   options.num_dbs = args.dbs;
+  options.max_batch_entries = args.write_batch;
   ASSIGN_OR_RETURN(std::unique_ptr<EventStore> store, EventStore::Open(options, &puller));
   for (size_t s = 0; s < args.subs; ++s) {
     TableId table(100 + static_cast<int64_t>(s));
@@ -119,9 +131,10 @@ Status Run(const Args& args) {
         std::shared_ptr<logpuller::KvConsumer> consumer = puller.consumer(s);
         TableId table(100 + static_cast<int64_t>(s));
         uint64_t bytes = 0;
+        std::mt19937_64 scatter(s + 1);
         for (size_t done = 0; done < per_sub; done += args.batch) {
           size_t n = std::min(args.batch, per_sub - done);
-          KvBatch batch = MakeBatch(table, done, n, value);
+          KvBatch batch = MakeBatch(table, done, n, value, args.scattered ? &scatter : nullptr);
           for (const RawKvEntry& e : batch) bytes += e.key.size() + e.value.size();
           consumer->ConsumeKvEvents(std::move(batch), [&completion, n] { completion.Done(n); });
         }
@@ -144,9 +157,10 @@ Status Run(const Args& args) {
   }
   double mib = static_cast<double>(payload_bytes.load()) / (1024.0 * 1024.0);
   std::printf(
-      "BENCH eventstore_write entries_per_s=%.6g mib_per_s=%.6g entries=%llu seconds=%.3f\n",
+      "BENCH eventstore_write entries_per_s=%.6g mib_per_s=%.6g entries=%llu seconds=%.3f "
+      "scattered=%d write_batch=%zu\n",
       static_cast<double>(total) / seconds, mib / seconds, static_cast<unsigned long long>(total),
-      seconds);
+      seconds, args.scattered ? 1 : 0, args.write_batch);
   return Status::Ok();
 }
 
@@ -166,6 +180,10 @@ int main(int argc, char** argv) {
       args.batch = std::strtoull(v, nullptr, 10);
     } else if (flag == "--dbs") {
       args.dbs = std::strtoull(v, nullptr, 10);
+    } else if (flag == "--scattered") {
+      args.scattered = std::strtoull(v, nullptr, 10) != 0;
+    } else if (flag == "--write-batch") {
+      args.write_batch = std::strtoull(v, nullptr, 10);
     } else if (flag == "--dir") {
       args.dir = v;
     } else {
