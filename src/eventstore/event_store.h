@@ -40,7 +40,8 @@ struct EventStoreOptions {
   std::string data_dir;
   size_t num_dbs = 2;  // RocksDB instances; subscriptions are spread by id.
   size_t write_workers_per_db = 1;
-  size_t max_batch_entries = 4096;       // Entries per RocksDB write batch.
+  // Entries per RocksDB write batch (and per round of a write worker).
+  size_t max_batch_entries = 16384;
   size_t block_cache_bytes = 256 << 20;  // Shared by all instances.
   size_t memtable_bytes = 64 << 20;      // Per instance.
   // A GC pass runs every interval on `clock` (and at once when a
