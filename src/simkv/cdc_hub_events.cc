@@ -155,7 +155,10 @@ std::vector<CdcHub::ResolvedProbe> CdcHub::ResolvedProbes() {
 void CdcHub::AdvanceResolvedTs() {
   // The TSO is taken before the locks are read: a transaction that locks a
   // key after the read commits above `now`, so `now` stays a valid bound.
-  Result<Ts> now = tso_->Allocate(1);
+  // Taken under the store's lock list, so a one-phase commit (which lists no
+  // lock) has either a larger commit ts or reached the hub already.
+  Result<Ts> now = Unavailable("cdc: no resolved-ts bound read");
+  store_->ReadResolvedBound([&] { now = tso_->Allocate(1); });
   if (!now.ok()) return;
   std::vector<ResolvedProbe> probes = ResolvedProbes();
   for (ResolvedProbe& probe : probes) {

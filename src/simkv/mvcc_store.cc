@@ -392,35 +392,51 @@ void MvccStore::ApplyRollback(std::string_view key, Ts start_ts) {
 
 TxnStatus MvccStore::CommitOnePc(const std::vector<Mutation>& mutations, Ts start_ts,
                                  Ts commit_ts) {
-  if (commit_ts <= start_ts) {
-    return MakeError(TxnErrorKind::kInvalidArgument, {}, "commit_ts must exceed start_ts");
-  }
+  Ts unused;
+  return CommitOnePc(
+      mutations, start_ts, [commit_ts]() -> std::optional<Ts> { return commit_ts; }, &unused);
+}
+
+TxnStatus MvccStore::CommitOnePc(const std::vector<Mutation>& mutations, Ts start_ts,
+                                 absl::FunctionRef<std::optional<Ts>()> next_ts, Ts* commit_ts) {
   MutexLock lock(&mu_);
   std::vector<Target>& targets = targets_;
   TxnStatus status = ValidateMutations(mutations, start_ts, &targets);
   if (!status.ok()) return status;
+  // A resolved-ts round that starts meanwhile waits for these commits to
+  // reach the observers, and one that read its bound before waited for
+  // nothing: the commit ts read below is above that bound.
+  MutexLock locks(&locks_mu_);
+  std::optional<Ts> ts = next_ts();
+  if (!ts.has_value()) return MakeError(TxnErrorKind::kInvalidArgument, {}, "no commit_ts");
+  if (*ts <= start_ts) {
+    return MakeError(TxnErrorKind::kInvalidArgument, {}, "commit_ts must exceed start_ts");
+  }
+  *commit_ts = *ts;
   for (size_t i = 0; i < mutations.size(); ++i) {
     const Node* node = targets[i].node;
-    if (targets[i].apply && node != nullptr && HasWriteAt(node->second.writes, commit_ts)) {
+    if (targets[i].apply && node != nullptr && HasWriteAt(node->second.writes, *ts)) {
       return MakeError(TxnErrorKind::kInvalidArgument, mutations[i].key,
                        "a write exists at commit_ts");
     }
   }
   if (!AnyToApply(targets)) return {};
   ++applied_index_;
-  // A resolved-ts round that starts meanwhile waits for these commits to
-  // reach the observers, as it did when it read the locks under mu_.
-  MutexLock locks(&locks_mu_);
   for (size_t i = 0; i < mutations.size(); ++i) {
     if (!targets[i].apply) continue;
     const Mutation& m = mutations[i];
     Node& node = targets[i].node != nullptr ? *targets[i].node : Insert(m.key);
     std::string value = m.op == MutationOp::kPut ? m.value : std::string();
-    ApplyCommit(node.second, node.first, start_ts, commit_ts, WriteKindOf(m.op), std::move(value),
+    ApplyCommit(node.second, node.first, start_ts, *ts, WriteKindOf(m.op), std::move(value),
                 /*one_pc=*/true);
   }
   NotifyApplied();
   return {};
+}
+
+void MvccStore::ReadResolvedBound(absl::FunctionRef<void()> read_ts) const {
+  MutexLock locks(&locks_mu_);
+  read_ts();
 }
 
 TxnResult<std::optional<std::string>> MvccStore::Get(std::string_view key, Ts ts) const {

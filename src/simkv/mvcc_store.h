@@ -143,6 +143,17 @@ class MvccStore {
   // One-phase commit: the conflict checks of Prewrite, then write records at
   // `commit_ts` without ever taking locks. Observers see commits with one_pc.
   TxnStatus CommitOnePc(const std::vector<Mutation>& mutations, Ts start_ts, Ts commit_ts);
+  // The same with the commit ts read from `next_ts` (the TSO; nullopt: none,
+  // kInvalidArgument) after the checks, holding the lock list's mutex until
+  // the commit reaches the observers. A one-phase commit lists no lock, so
+  // this is what keeps a resolved ts below it: a bound read through
+  // ReadResolvedBound comes before the commit ts or after the hand-over (TiKV
+  // gets the same from its concurrency manager's max ts). Sets *commit_ts.
+  TxnStatus CommitOnePc(const std::vector<Mutation>& mutations, Ts start_ts,
+                        absl::FunctionRef<std::optional<Ts>()> next_ts, Ts* commit_ts);
+  // Runs `read_ts` (a resolved-ts round's TSO read) holding the lock list's
+  // mutex; see CommitOnePc.
+  void ReadResolvedBound(absl::FunctionRef<void()> read_ts) const EXCLUDES(locks_mu_);
 
   // The value visible at `ts` (nullopt if none or deleted). kKeyIsLocked if a
   // put/delete lock with start_ts <= ts exists; kBelowGcSafePoint if ts is

@@ -620,5 +620,40 @@ TEST(MvccStoreTest, ALockLeavesTheListOnlyWithItsCommitHandedOver) {
       << got[0] << ", " << got[1];
 }
 
+// A one-phase commit lists no lock, so once its commit ts is taken, a
+// resolved-ts bound read meanwhile must wait until the commit reaches the
+// observers; otherwise the bound could pass a commit still to come.
+TEST(MvccStoreTest, AResolvedBoundWaitsForAOnePcCommitWhoseTsIsTaken) {
+  MvccStore store;
+  Notification no_wait;
+  no_wait.Notify();
+  OrderLog log(&no_wait);
+  store.AddObserver(&log);
+  std::atomic<uint64_t> tso{10};
+  Notification ts_taken;
+  Notification bound_read;
+  Ts commit_ts;
+  std::thread committer([&] {
+    auto next_ts = [&]() -> std::optional<Ts> {
+      Ts ts(++tso);
+      ts_taken.Notify();
+      // With the order kept, the bound waits for the hand-over and this wait
+      // runs out; otherwise the bound is read in between.
+      bound_read.WaitFor(std::chrono::milliseconds(200));
+      return ts;
+    };
+    EXPECT_TRUE(store.CommitOnePc({Mutation::Put("k", "v")}, Ts(10), next_ts, &commit_ts).ok());
+  });
+  EXPECT_TRUE(ts_taken.WaitFor());
+  Ts bound;
+  store.ReadResolvedBound([&] { bound = Ts(++tso); });
+  log.Append("bound");
+  bound_read.Notify();
+  committer.join();
+  store.RemoveObserver(&log);
+  EXPECT_GT(bound, commit_ts);
+  EXPECT_EQ(log.log(), (std::vector<std::string>{"applied", "bound"}));
+}
+
 }  // namespace
 }  // namespace sluice::simkv

@@ -59,8 +59,19 @@ Status TxnExecutor::TryPrewrite(const std::vector<Mutation>& mutations, Ts start
 Status TxnExecutor::TryOnePc(const std::vector<Mutation>& mutations, Ts start_ts, Ts* commit_ts,
                              bool* conflict) {
   if (hook_) hook_(start_ts, mutations);
-  ASSIGN_OR_RETURN(*commit_ts, NextTs());
-  TxnStatus st = store_->CommitOnePc(mutations, start_ts, *commit_ts);
+  // The store reads the commit ts itself, so that no resolved ts passes it
+  // before the commit is applied (MvccStore::CommitOnePc).
+  Status tso;
+  TxnStatus st = store_->CommitOnePc(
+      mutations, start_ts,
+      [&]() -> std::optional<Ts> {
+        Result<Ts> ts = NextTs();
+        if (ts.ok()) return *ts;
+        tso = ts.status();
+        return std::nullopt;
+      },
+      commit_ts);
+  RETURN_IF_ERROR(tso);
   if (st.ok()) return Status::Ok();
   *conflict = IsRetryableTxnError(st.error().kind);
   return st.status();
