@@ -142,17 +142,22 @@ class MvccStore {
 
   // One-phase commit: the conflict checks of Prewrite, then write records at
   // `commit_ts` without ever taking locks. Observers see commits with one_pc.
+  // The caller took `commit_ts`, so a resolved ts may pass it before the
+  // apply; for tests that choose their ts.
   TxnStatus CommitOnePc(const std::vector<Mutation>& mutations, Ts start_ts, Ts commit_ts);
-  // The same with the commit ts read from `next_ts` (the TSO; nullopt: none,
-  // kInvalidArgument) after the checks, holding the lock list's mutex until
-  // the commit reaches the observers. A one-phase commit lists no lock, so
-  // this is what keeps a resolved ts below it: a bound read through
-  // ReadResolvedBound comes before the commit ts or after the hand-over (TiKV
-  // gets the same from its concurrency manager's max ts). Sets *commit_ts.
+  // The same with the commit ts read from `next_ts` (the TSO) after the
+  // checks, holding the lock list's mutex until the commit reaches the
+  // observers. A one-phase commit lists no lock, so this is what keeps a
+  // resolved ts below it: a bound read through ReadResolvedBound comes
+  // before the commit ts or after the hand-over (TiKV gets the same from its
+  // concurrency manager's max ts). If `next_ts` returns nullopt, fails with
+  // kInvalidArgument and changes nothing. Sets *commit_ts once read, even if
+  // nothing is applied. `next_ts` runs under the store's mutexes: it must
+  // not call into the store, and every writer and round waits for it.
   TxnStatus CommitOnePc(const std::vector<Mutation>& mutations, Ts start_ts,
                         absl::FunctionRef<std::optional<Ts>()> next_ts, Ts* commit_ts);
   // Runs `read_ts` (a resolved-ts round's TSO read) holding the lock list's
-  // mutex; see CommitOnePc.
+  // mutex; see CommitOnePc. `read_ts` must not call into the store.
   void ReadResolvedBound(absl::FunctionRef<void()> read_ts) const EXCLUDES(locks_mu_);
 
   // The value visible at `ts` (nullopt if none or deleted). kKeyIsLocked if a

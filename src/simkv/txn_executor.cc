@@ -61,17 +61,17 @@ Status TxnExecutor::TryOnePc(const std::vector<Mutation>& mutations, Ts start_ts
   if (hook_) hook_(start_ts, mutations);
   // The store reads the commit ts itself, so that no resolved ts passes it
   // before the commit is applied (MvccStore::CommitOnePc).
-  Status tso;
+  Status tso_status;
   TxnStatus st = store_->CommitOnePc(
       mutations, start_ts,
       [&]() -> std::optional<Ts> {
         Result<Ts> ts = NextTs();
         if (ts.ok()) return *ts;
-        tso = ts.status();
+        tso_status = ts.status();
         return std::nullopt;
       },
       commit_ts);
-  RETURN_IF_ERROR(tso);
+  RETURN_IF_ERROR(tso_status);
   if (st.ok()) return Status::Ok();
   *conflict = IsRetryableTxnError(st.error().kind);
   return st.status();
