@@ -4,7 +4,6 @@
 // resolved ts notified never goes back; GC removes what every reader has
 // passed; unregistering the last reader closes the puller subscription.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <filesystem>
 
@@ -74,9 +73,8 @@ void RunSeed(uint64_t seed) {
   ASSERT_TRUE(env_or.ok()) << env_or.status().ToString();
   std::unique_ptr<PullerEnv> env = std::move(env_or).value();
 
-  // Per process: the long registration of this binary may run alongside.
-  std::string dir = ::testing::TempDir() + "/puller_eventstore_" + std::to_string(seed) + "_" +
-                    std::to_string(getpid());
+  std::string dir = ::testing::TempDir() + "/puller_eventstore_" + std::to_string(seed) +
+                    logpuller::testing::ScenarioTagSuffix();
   eventstore::EventStoreOptions store_options;
   store_options.data_dir = dir;
   store_options.gc_interval = std::chrono::milliseconds(20);

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cstdlib>
 #include <optional>
 #include <random>
 #include <sstream>
@@ -147,6 +148,11 @@ std::vector<uint64_t> ScenarioSeeds() {
     }
   }
   return seeds;
+}
+
+std::string ScenarioTagSuffix() {
+  const char* tag = std::getenv("SLUICE_SCENARIO_TAG");
+  return tag != nullptr && *tag != '\0' ? std::string("_") + tag : std::string();
 }
 
 Status HealCluster(simkv::SimCluster& cluster) {

@@ -42,6 +42,10 @@ void RunFaults(simkv::SimCluster& cluster, const ScenarioShape& shape, uint64_t 
 // Seeds from SLUICE_SCENARIO_SEEDS: a comma-separated list of seeds and
 // ranges ("1,2,3", "1-40"); "1,2,3" when unset.
 std::vector<uint64_t> ScenarioSeeds();
+// "_<tag>" from SLUICE_SCENARIO_TAG, or "" when unset: a second registration
+// of a scenario binary (its long seed list) puts it in its scratch
+// directories and databases, so that both registrations can run at once.
+std::string ScenarioTagSuffix();
 
 // Brings every store back up and clears busy flags.
 Status HealCluster(simkv::SimCluster& cluster);

@@ -157,8 +157,7 @@ void CdcHub::AdvanceResolvedTs() {
   // key after the read commits above `now`, so `now` stays a valid bound.
   // Taken under the store's lock list, so a one-phase commit (which lists no
   // lock) has either a larger commit ts or reached the hub already.
-  Result<Ts> now = Unavailable("cdc: no resolved-ts bound read");
-  store_->ReadResolvedBound([&] { now = tso_->Allocate(1); });
+  Result<Ts> now = store_->ReadResolvedBound([this] { return tso_->Allocate(1); });
   if (!now.ok()) return;
   std::vector<ResolvedProbe> probes = ResolvedProbes();
   for (ResolvedProbe& probe : probes) {

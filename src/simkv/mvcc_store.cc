@@ -434,9 +434,9 @@ TxnStatus MvccStore::CommitOnePc(const std::vector<Mutation>& mutations, Ts star
   return {};
 }
 
-void MvccStore::ReadResolvedBound(absl::FunctionRef<void()> read_ts) const {
+Result<Ts> MvccStore::ReadResolvedBound(absl::FunctionRef<Result<Ts>()> read_ts) const {
   MutexLock locks(&locks_mu_);
-  read_ts();
+  return read_ts();
 }
 
 TxnResult<std::optional<std::string>> MvccStore::Get(std::string_view key, Ts ts) const {

@@ -156,9 +156,9 @@ class MvccStore {
   // not call into the store, and every writer and round waits for it.
   TxnStatus CommitOnePc(const std::vector<Mutation>& mutations, Ts start_ts,
                         absl::FunctionRef<std::optional<Ts>()> next_ts, Ts* commit_ts);
-  // Runs `read_ts` (a resolved-ts round's TSO read) holding the lock list's
-  // mutex; see CommitOnePc. `read_ts` must not call into the store.
-  void ReadResolvedBound(absl::FunctionRef<void()> read_ts) const EXCLUDES(locks_mu_);
+  // Returns `read_ts()` (a resolved-ts round's TSO read), run holding the
+  // lock list's mutex; see CommitOnePc. `read_ts` must not call into the store.
+  Result<Ts> ReadResolvedBound(absl::FunctionRef<Result<Ts>()> read_ts) const EXCLUDES(locks_mu_);
 
   // The value visible at `ts` (nullopt if none or deleted). kKeyIsLocked if a
   // put/delete lock with start_ts <= ts exists; kBelowGcSafePoint if ts is

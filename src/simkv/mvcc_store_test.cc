@@ -645,13 +645,13 @@ TEST(MvccStoreTest, AResolvedBoundWaitsForAOnePcCommitWhoseTsIsTaken) {
     EXPECT_TRUE(store.CommitOnePc({Mutation::Put("k", "v")}, Ts(10), next_ts, &commit_ts).ok());
   });
   EXPECT_TRUE(ts_taken.WaitFor());
-  Ts bound;
-  store.ReadResolvedBound([&] { bound = Ts(++tso); });
+  Result<Ts> bound = store.ReadResolvedBound([&]() -> Result<Ts> { return Ts(++tso); });
   log.Append("bound");
   bound_read.Notify();
   committer.join();
   store.RemoveObserver(&log);
-  EXPECT_GT(bound, commit_ts);
+  ASSERT_TRUE(bound.ok());
+  EXPECT_GT(*bound, commit_ts);
   EXPECT_EQ(log.log(), (std::vector<std::string>{"applied", "bound"}));
 }
 

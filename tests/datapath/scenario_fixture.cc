@@ -6,7 +6,6 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <cstdlib>
 #include <filesystem>
 #include <sstream>
 #include <thread>
@@ -47,13 +46,7 @@ std::string UniqueChangefeedId(uint64_t seed) {
 simkv::WorkloadOptions ScenarioWorkload(uint64_t seed, const std::string& database) {
   simkv::WorkloadOptions w;
   w.seed = seed;
-  w.database = database;
-  // A second registration of the same binary (the long seed list) names its
-  // databases apart, so both can run at once against one MariaDB.
-  if (const char* tag = std::getenv("SLUICE_SCENARIO_TAG"); tag != nullptr && *tag != '\0') {
-    w.database += '_';
-    w.database += tag;
-  }
+  w.database = database + logpuller::testing::ScenarioTagSuffix();
   w.narrow_tables = 2;
   w.kitchen_sink_table = true;
   w.clustered_table = true;
