@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 
+#include "common/hash.h"
 #include "common/logging.h"
 
 namespace sluice::logpuller {
@@ -69,6 +70,10 @@ void RegionWorkerPool::Stop() {
   threads_.Join();
 }
 
+size_t RegionWorkerPool::ShardIndex(uint64_t region_id) const {
+  return MixU64(region_id) % shards_.size();
+}
+
 size_t RegionWorkerPool::NumStates() const {
   size_t total = 0;
   for (const auto& shard : shards_) total += shard->num_states.load(std::memory_order_relaxed);
@@ -81,7 +86,7 @@ Status RegionWorkerPool::PostEvent(uint64_t stream_id, MessageBytes message) {
   // Split the message by shard: events by their region, resolved regions too.
   std::vector<Message> per_shard(shards_.size());
   for (const RegionEventRef& ref : frame.events) {
-    Message& msg = per_shard[ref.region_id % shards_.size()];
+    Message& msg = per_shard[ShardIndex(ref.region_id)];
     if (msg.bytes == nullptr) msg.bytes = message;
     msg.events.push_back(ref);
   }
@@ -90,7 +95,7 @@ Status RegionWorkerPool::PostEvent(uint64_t stream_id, MessageBytes message) {
     const cdcpb::ResolvedTs& rts = *frame.resolved_ts;
     resolved.resize(shards_.size());
     for (uint64_t region : rts.regions()) {
-      resolved[region % shards_.size()].regions.push_back(region);
+      resolved[ShardIndex(region)].regions.push_back(region);
     }
     for (Message& msg : resolved) {
       msg.kind = Message::Kind::kResolved;

@@ -139,7 +139,10 @@ class RegionWorkerPool {
   void HandleResolved(Shard* shard, uint64_t stream_id, uint64_t request_id,
                       const std::vector<uint64_t>& regions, Ts ts, const StopToken& token);
   void FailState(Shard* shard, uint64_t request_id, uint64_t region_id, RegionFailure failure);
-  Shard& ShardOf(uint64_t region_id) { return *shards_[region_id % shards_.size()]; }
+  // Region ids are mixed first: TiKV allocates a region's id and its peers'
+  // from one sequence, so ids often share a residue modulo small counts.
+  size_t ShardIndex(uint64_t region_id) const;
+  Shard& ShardOf(uint64_t region_id) { return *shards_[ShardIndex(region_id)]; }
   void PostControl(Shard& shard, Message msg);
 
   RegionWorkerHost* const host_;
