@@ -28,7 +28,7 @@
 //       [--rows-per-txn R] [--row-width B] [--tables T] [--stores S]
 //       [--tick-ms MS] [--lag-seconds S] [--lag-rate ROWS_PER_S]
 //       [--mysql-txns N] [--mysql-workers W] [--mysql-batch B] [--mysql-rounds K]
-//       [--pin [--server-alone]] [--scan-window N]
+//       [--pin [--server-alone]] [--scan-window N] [--scan-yield-ms MS]
 #include "datapath_bench.h"
 
 #include <fmt/format.h>
@@ -286,6 +286,10 @@ int main(int argc, char** argv) {
       ->needs(pin);
   app.add_option("--scan-window", a.scan_window, "the puller's initial scans per store at once")
       ->check(positive);
+  app.add_option("--scan-yield-ms", a.scan_yield_ms,
+                 "how long the puller holds a still-scanning table's data while another "
+                 "table's first resolved ts waits for its backlog (0: never)")
+      ->check(CLI::NonNegativeNumber);
   app.add_option("--dir", a.dir, "scratch directory (removed afterwards)");
   CLI11_PARSE(app, argc, argv);
   sluice::logging::SetLevel(sluice::logging::Level::kWarn);

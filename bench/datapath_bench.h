@@ -51,8 +51,9 @@ struct Args {
   bool pin = false;
   // With pin: simkv's threads on CPU 0 too, the server alone on CPU 1.
   bool server_alone = false;
-  int scan_window = 0;  // The puller's unfinished initial scans per store (0: its default).
-  std::string dir;      // Scratch directory (default: a temp dir).
+  int scan_window = 0;     // The puller's unfinished initial scans per store (0: its default).
+  int scan_yield_ms = -1;  // The puller's scan_yield_max (-1: its default; 0: off).
+  std::string dir;         // Scratch directory (default: a temp dir).
 };
 
 double SecondsSince(SteadyClock::time_point since);

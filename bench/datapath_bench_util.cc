@@ -273,6 +273,9 @@ Result<std::unique_ptr<BenchCluster>> BenchCluster::Start(const Args& args, uint
   if (args.scan_window > 0) {
     env_options.client.scheduler.scan_window_per_store = static_cast<size_t>(args.scan_window);
   }
+  if (args.scan_yield_ms >= 0) {
+    env_options.client.scan_yield_max = std::chrono::milliseconds(args.scan_yield_ms);
+  }
   ASSIGN_OR_RETURN(c->env_, logpuller::testing::PullerEnv::Start(env_options));
   simkv::WorkloadOptions w;
   w.seed = seed;

@@ -10,6 +10,7 @@
 #include "codec/tablecodec.h"
 #include "common/test_util.h"
 #include "logpuller/fake_store.h"
+#include "logpuller/fake_store_fixture.h"
 #include "logpuller/puller_test_util.h"
 #include "logpuller/subscription_client.h"
 
@@ -27,11 +28,14 @@ using testing::PrewriteRow;
 using testing::PullerEnv;
 using testing::RecordingConsumer;
 
-constexpr auto kWait = std::chrono::seconds(5);
-const TableId kTableA(101);
-const TableId kTableB(102);
-const TableId kTableC(103);
-constexpr Ts kStart(1000);
+using testing::kTableA;
+using testing::kTableB;
+using testing::kTableC;
+using testing::StartOptions;
+using testing::Sub;
+
+constexpr auto kWait = testing::kFakeWait;
+constexpr Ts kStart = testing::kFakeStart;
 
 std::string KeyA(int64_t handle) { return codec::EncodeRowKey(kTableA, handle); }
 
@@ -51,142 +55,7 @@ cdcpb::Error CompatibilityError() {
   return error;
 }
 
-// Forwards to a RecordingConsumer and checks the error promise: at most one
-// OnSubscriptionError, and no call of any kind after it.
-class WatchedConsumer final : public KvConsumer {
- public:
-  explicit WatchedConsumer(std::shared_ptr<RecordingConsumer> inner) : inner_(std::move(inner)) {}
-  void ConsumeKvEvents(KvBatch batch, PersistedCallback persisted) override {
-    Note();
-    inner_->ConsumeKvEvents(std::move(batch), std::move(persisted));
-  }
-  void AdvanceResolvedTs(Ts ts) override {
-    Note();
-    inner_->AdvanceResolvedTs(ts);
-  }
-  void OnSubscriptionError(const Status& status) override {
-    Note();
-    errors_.fetch_add(1);
-    inner_->OnSubscriptionError(status);
-  }
-  int calls_after_error() const { return calls_after_error_.load(); }
-
- private:
-  void Note() {
-    if (errors_.load() > 0) calls_after_error_.fetch_add(1);
-  }
-  std::shared_ptr<RecordingConsumer> inner_;
-  std::atomic<int> errors_{0};
-  std::atomic<int> calls_after_error_{0};
-};
-
-struct Sub {
-  SubscriptionId id;
-  std::shared_ptr<RecordingConsumer> consumer;
-  RecordingConsumer* operator->() const { return consumer.get(); }
-};
-
-struct StartOptions {
-  size_t region_workers = 2;
-  size_t scan_window = 32;
-};
-
-class BadInputTest : public ::testing::Test {
- protected:
-  // PD (a SimCluster with one store) knows regions that put each table's
-  // record span in a region of its own; the store's address points at the
-  // fake before anything asks PD for it.
-  void Start(StartOptions start = {}) {
-    auto fake = FakeStore::Start();
-    ASSERT_TRUE(fake.ok()) << fake.status().ToString();
-    fake_ = std::move(fake).value();
-    testing::PullerEnvOptions options;
-    options.num_stores = 1;
-    options.raw_split_keys = {codec::EncodeRecordPrefix(kTableA),
-                              codec::EncodeRecordPrefix(kTableB),
-                              codec::EncodeRecordPrefix(kTableC),
-                              codec::EncodeRecordPrefix(TableId(kTableC.value() + 1))};
-    options.resolved_ts_interval = std::chrono::milliseconds(0);
-    options.client.region_workers = start.region_workers;
-    options.client.scheduler.streams_per_store = 1;
-    options.client.scheduler.scan_window_per_store = start.scan_window;
-    options.client.scheduler.backoff_base = std::chrono::milliseconds(5);
-    options.client.scheduler.backoff_max = std::chrono::milliseconds(100);
-    options.client.restart_backoff_base = std::chrono::milliseconds(5);
-    auto env = PullerEnv::Start(options);
-    ASSERT_TRUE(env.ok()) << env.status().ToString();
-    env_ = std::move(env).value();
-    ASSERT_TRUE(env_->cluster->store_registry().SetAddress(StoreId(1), fake_->address()).ok());
-    region_a_ = RegionOf(kTableA);
-    region_b_ = RegionOf(kTableB);
-    region_c_ = RegionOf(kTableC);
-    ASSERT_NE(region_a_, region_b_);
-    ASSERT_NE(region_b_, region_c_);
-  }
-
-  void TearDown() override {
-    if (env_ != nullptr) {
-      SubscriptionClient& client = *env_->client;
-      EXPECT_TRUE(PollUntil([&] { return client.pipeline().QuotaInFlight() == 0; }, kWait));
-      client.Stop();
-    }
-    persister_.Stop();
-    if (env_ != nullptr) {
-      EXPECT_EQ(env_->client->pipeline().QuotaInFlight(), 0u);
-    }
-    for (const auto& consumer : consumers_) EXPECT_THAT(consumer->violations(), IsEmpty());
-    for (const auto& watched : watched_) EXPECT_EQ(watched->calls_after_error(), 0);
-    if (fake_ != nullptr) fake_->Stop();
-    if (env_ != nullptr) env_->Stop();
-  }
-
-  RegionId RegionOf(TableId table) {
-    auto region =
-        env_->cluster->regions().RegionForKey(codec::ComparableTableRecordSpan(table).start);
-    EXPECT_TRUE(region.ok()) << region.status().ToString();
-    return region.ok() ? region->id : RegionId();
-  }
-
-  Sub Subscribe(TableId table) {
-    auto consumer = std::make_shared<RecordingConsumer>(&persister_);
-    auto watched = std::make_shared<WatchedConsumer>(consumer);
-    SubscribeOptions options;
-    options.advance_interval = std::chrono::milliseconds(0);  // Publish on every update.
-    auto id =
-        env_->client->Subscribe(codec::ComparableTableRecordSpan(table), kStart, watched, options);
-    EXPECT_TRUE(id.ok()) << id.status().ToString();
-    consumers_.push_back(consumer);
-    watched_.push_back(watched);
-    return Sub{id.ok() ? id.value() : SubscriptionId(), consumer};
-  }
-
-  // Waits until the fake store has answered `n` registers of `region`.
-  bool WaitRegistered(RegionId region, int n) {
-    return PollUntil([&] { return fake_->NumRegisters(region) >= n; }, kWait);
-  }
-
-  FakeRegister Register(RegionId region, int attempt) {
-    std::vector<FakeRegister> regs = fake_->Registers(region);
-    EXPECT_GE(static_cast<int>(regs.size()), attempt);
-    return static_cast<int>(regs.size()) >= attempt ? regs[attempt - 1] : FakeRegister{};
-  }
-
-  // The changes `sub` persisted, deduplicated, up to its resolved ts.
-  std::vector<RawKvEntry> Delivered(const Sub& sub) {
-    return testing::Deduplicate(sub->persisted(), kStart, sub->resolved());
-  }
-
-  SubscriptionClient::Stats stats() { return env_->client->stats(); }
-
-  testing::Persister persister_{7};
-  std::unique_ptr<FakeStore> fake_;
-  std::unique_ptr<PullerEnv> env_;
-  std::vector<std::shared_ptr<RecordingConsumer>> consumers_;
-  std::vector<std::shared_ptr<WatchedConsumer>> watched_;
-  RegionId region_a_;
-  RegionId region_b_;
-  RegionId region_c_;
-};
+class BadInputTest : public testing::FakeStoreClientTest {};
 
 TEST_F(BadInputTest, CommitWithoutPrewriteRestartsFromCheckpoint) {
   ASSERT_NO_FATAL_FAILURE(Start());

@@ -1,6 +1,7 @@
 // Test support for the log puller: a recording consumer that persists
 // batches out of order on a shared persister thread and checks the puller's
-// promises as it goes, and an environment with a SimCluster, a PD client and
+// promises as it goes, a consumer that holds every batch unpersisted until
+// released, and an environment with a SimCluster, a PD client and
 // a SubscriptionClient wired together over loopback gRPC.
 #pragma once
 
@@ -86,6 +87,61 @@ class RecordingConsumer final : public KvConsumer {
   std::vector<RawKvEntry> persisted_ GUARDED_BY(mu_);
   std::vector<std::string> violations_ GUARDED_BY(mu_);
   std::optional<Status> error_ GUARDED_BY(mu_);
+};
+
+// Holds every persisted callback until Release(); records resolved ts and
+// SetPersistUrgent() calls.
+class HoldingConsumer final : public KvConsumer {
+ public:
+  void ConsumeKvEvents(KvBatch batch, PersistedCallback persisted) override {
+    {
+      MutexLock lock(&mu_);
+      ++batches_;
+      if (!released_) {
+        held_.push_back(std::move(persisted));
+        return;
+      }
+    }
+    persisted();  // Never under mu_ (KvConsumer's rule).
+  }
+  void AdvanceResolvedTs(Ts ts) override {
+    MutexLock lock(&mu_);
+    resolved_ = ts;
+  }
+  void SetPersistUrgent(bool urgent) override {
+    MutexLock lock(&mu_);
+    urgent_.push_back(urgent);
+  }
+  // Persists everything held, and every later batch at once.
+  void Release() {
+    std::vector<PersistedCallback> held;
+    {
+      MutexLock lock(&mu_);
+      released_ = true;
+      held.swap(held_);
+    }
+    for (PersistedCallback& done : held) done();
+  }
+  size_t batches() const {
+    MutexLock lock(&mu_);
+    return batches_;
+  }
+  Ts resolved() const {
+    MutexLock lock(&mu_);
+    return resolved_;
+  }
+  std::vector<bool> urgent() const {
+    MutexLock lock(&mu_);
+    return urgent_;
+  }
+
+ private:
+  mutable Mutex mu_;
+  size_t batches_ GUARDED_BY(mu_) = 0;
+  bool released_ GUARDED_BY(mu_) = false;
+  std::vector<PersistedCallback> held_ GUARDED_BY(mu_);
+  Ts resolved_ GUARDED_BY(mu_);
+  std::vector<bool> urgent_ GUARDED_BY(mu_);
 };
 
 // Changes of one table from the ground truth in (from, to], deduplicated and

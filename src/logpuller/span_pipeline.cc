@@ -157,6 +157,26 @@ struct Shared {
   std::atomic<bool> stopped{false};
   std::atomic<uint64_t> next_generation{1};
   std::atomic<uint64_t> duplicate_callbacks{0};
+
+  // First publishes: subscriptions whose first resolved ts waits for
+  // persistence, and the threads in SpanPipeline::AwaitFirstPublishes().
+  Mutex first_mu;
+  CondVar first_cv;
+  size_t first_pending GUARDED_BY(first_mu) = 0;
+  size_t first_waiters GUARDED_BY(first_mu) = 0;
+  // first_pending, for a check on every batch without the mutex.
+  std::atomic<size_t> first_pending_now{0};
+
+  void AddFirstPending(bool added) EXCLUDES(first_mu) {
+    MutexLock lock(&first_mu);
+    first_pending = added ? first_pending + 1 : first_pending - 1;
+    first_pending_now.store(first_pending, std::memory_order_relaxed);
+    if (first_pending == 0) first_cv.SignalAll();
+  }
+  void WakeFirstWaiters() EXCLUDES(first_mu) {
+    MutexLock lock(&first_mu);
+    first_cv.SignalAll();
+  }
 };
 
 // One batch handed to a consumer. Owned by the persisted callback (all its
@@ -361,8 +381,9 @@ class Worker {
     BarrierQueue barriers;           // Increasing wait_seq and ts.
     bool published_any = false;
     Ts last_published;
-    bool unregistered = false;  // Waiting for in-flight batches to drain.
-    bool urgent = false;        // Last SetPersistUrgent() told the consumer.
+    bool unregistered = false;   // Waiting for in-flight batches to drain.
+    bool urgent = false;         // Last SetPersistUrgent() told the consumer.
+    bool first_pending = false;  // Counted in Shared::first_pending.
 
     // Every seq up to this one is persisted.
     uint64_t Acked() const { return outstanding.empty() ? next_seq - 1 : *outstanding.begin() - 1; }
@@ -500,11 +521,14 @@ class Worker {
     if (Status status = SetUrgent(state, !state.barriers.empty()); !status.ok()) {
       return Fail(id, status);
     }
-    if (!ready.has_value() || !state.Publishable(*ready)) return;
-    state.published_any = true;
-    state.last_published = *ready;
-    Status status = CallConsumer("AdvanceResolvedTs", [&] { consumer->AdvanceResolvedTs(*ready); });
-    if (!status.ok()) Fail(id, status);
+    if (ready.has_value() && state.Publishable(*ready)) {
+      state.published_any = true;
+      state.last_published = *ready;
+      Status status =
+          CallConsumer("AdvanceResolvedTs", [&] { consumer->AdvanceResolvedTs(*ready); });
+      if (!status.ok()) return Fail(id, status);
+    }
+    NoteFirstPublish(state);  // After the consumer heard of it.
   }
 
   void Fail(SubscriptionId id, const Status& status) EXCLUDES(mu_) {
@@ -531,6 +555,15 @@ class Worker {
     }
   }
 
+  // Counts the subscription in Shared::first_pending while it has never
+  // published and a barrier waits (so first_pending implies urgent).
+  void NoteFirstPublish(State& state) {
+    bool pending = state.urgent && !state.published_any;
+    if (pending == state.first_pending) return;
+    state.first_pending = pending;
+    shared_->AddFirstPending(pending);
+  }
+
   // Tells the consumer whether a barrier waits, if that changed.
   Status SetUrgent(State& state, bool urgent) {
     if (urgent == state.urgent) return Status::Ok();
@@ -541,7 +574,10 @@ class Worker {
 
   // The state's barriers are gone (unregistered, reset or failed): nothing
   // waits any more.
-  void ClearUrgent(State& state) { SetUrgent(state, false).IgnoreError(); }
+  void ClearUrgent(State& state) {
+    SetUrgent(state, false).IgnoreError();
+    NoteFirstPublish(state);
+  }
 
   void DropState(StateMap::iterator it) EXCLUDES(mu_) {
     State& state = it->second;
@@ -607,6 +643,7 @@ void SpanPipeline::Stop() {
   stopped_ = true;
   shared_->stopped = true;
   shared_->quota.Close();
+  shared_->WakeFirstWaiters();
   for (auto& worker : workers_) worker->CloseDataQueue();
   threads_.RequestStop();
   for (auto& mailbox : shared_->mailboxes) mailbox->Wake();
@@ -634,6 +671,19 @@ Status SpanPipeline::EnqueueData(SubscriptionId id, KvBatch batch, const CancelT
   DataMsg msg{id, generation, false, Ts(), std::move(batch), std::move(lease)};
   // On failure `msg` keeps the lease, which returns the quota.
   return worker.PushData(std::move(msg), token);
+}
+
+bool SpanPipeline::AwaitFirstPublishes(Clock::Duration max_wait, const CancelToken& token) {
+  Shared& shared = *shared_;
+  CancelCallback wake(token, [&shared] { shared.WakeFirstWaiters(); });
+  MutexLock lock(&shared.first_mu);
+  const Clock::TimePoint deadline = options_.clock->Now() + max_wait;
+  ++shared.first_waiters;
+  while (shared.first_pending > 0 && !token.cancelled() && !shared.stopped.load()) {
+    if (options_.clock->WaitUntil(&shared.first_cv, &shared.first_mu, deadline)) break;
+  }
+  --shared.first_waiters;
+  return shared.first_pending == 0;
 }
 
 Status SpanPipeline::EnqueueResolved(SubscriptionId id, Ts ts, const CancelToken& token) {
@@ -671,6 +721,13 @@ size_t SpanPipeline::QueuedDataMessages() const {
   return total;
 }
 uint64_t SpanPipeline::DuplicateCallbacks() const { return shared_->duplicate_callbacks.load(); }
+size_t SpanPipeline::FirstPublishesPending() const {
+  return shared_->first_pending_now.load(std::memory_order_relaxed);
+}
+size_t SpanPipeline::FirstPublishWaiters() const {
+  MutexLock lock(&shared_->first_mu);
+  return shared_->first_waiters;
+}
 
 Worker& SpanPipeline::WorkerFor(SubscriptionId id) {
   return *workers_[id.value() % workers_.size()];

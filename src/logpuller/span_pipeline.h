@@ -36,6 +36,13 @@
 // destroyed (they then only release quota). A second call of the same
 // callback is a consumer bug: it is counted, logged and otherwise ignored.
 //
+// First publishes. A subscription that has never published and has a
+// barrier waiting is a pending first publish: its consumer's backlog (an
+// initial scan) is all that stands between its table and the sink.
+// AwaitFirstPublishes() lets a producer (the client, for data of scans still
+// running) wait, bounded, until none is pending, so that the node's CPU and
+// writers go to that backlog first.
+//
 // Failures. A consumer call that throws, a callback destroyed without being
 // called, or an impossible persisted seq fails only that subscription: its
 // state is dropped, the consumer gets OnSubscriptionError() and the
@@ -143,6 +150,11 @@ class SpanPipeline {
   // Cancelled if `token` is cancelled or the pipeline stops first.
   Status EnqueueData(SubscriptionId id, KvBatch batch, const CancelToken& token = {});
 
+  // Blocks while some first publish is pending (see the class comment), for
+  // at most `max_wait` on options.clock, until `token` is cancelled or the
+  // pipeline stops. True if none is pending on return.
+  bool AwaitFirstPublishes(Clock::Duration max_wait, const CancelToken& token = {});
+
   // Queues a barrier: `ts` is published with AdvanceResolvedTs() once every
   // batch whose EnqueueData() returned before this call is persisted. Only
   // increasing ts are published, except that the first may equal start_ts
@@ -157,14 +169,16 @@ class SpanPipeline {
   std::vector<Stall> CheckStalls();
 
   // Snapshots for tests and metrics.
-  uint64_t InFlightBytes() const;       // Handed to consumers, not yet persisted.
-  uint64_t InFlightBatches() const;     // Likewise, in batches.
-  size_t NumSubscriptions() const;      // States held by workers.
-  size_t PendingBarriers() const;       // Resolved barriers not yet published.
-  uint64_t QuotaInFlight() const;       // Quota held: queued plus in flight.
-  size_t QuotaWaiters() const;          // Producers blocked on the quota.
-  size_t QueuedDataMessages() const;    // Data and resolved messages queued.
-  uint64_t DuplicateCallbacks() const;  // Persisted callbacks called twice.
+  uint64_t InFlightBytes() const;        // Handed to consumers, not yet persisted.
+  uint64_t InFlightBatches() const;      // Likewise, in batches.
+  size_t NumSubscriptions() const;       // States held by workers.
+  size_t PendingBarriers() const;        // Resolved barriers not yet published.
+  uint64_t QuotaInFlight() const;        // Quota held: queued plus in flight.
+  size_t QuotaWaiters() const;           // Producers blocked on the quota.
+  size_t QueuedDataMessages() const;     // Data and resolved messages queued.
+  uint64_t DuplicateCallbacks() const;   // Persisted callbacks called twice.
+  size_t FirstPublishesPending() const;  // Subscriptions whose first publish waits.
+  size_t FirstPublishWaiters() const;    // Threads in AwaitFirstPublishes().
 
  private:
   span_pipeline_internal::Worker& WorkerFor(SubscriptionId id);

@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/cancel.h"
 #include "common/clock.h"
 #include "common/metrics.h"
 #include "common/test_util.h"
@@ -285,6 +286,99 @@ TEST_F(SpanPipelineTest, ConsumerIsUrgentExactlyWhileABarrierWaits) {
   Sync();
   EXPECT_EQ(c->Get().urgent, (std::vector<bool>{true, false, true, false}));
   EXPECT_EQ(c->Get().resolved, (std::vector<Ts>{Ts(100), Ts(200), Ts(300), Ts(400)}));
+}
+
+// A first publish is pending while a subscription that never published has a
+// barrier waiting; AwaitFirstPublishes() returns once the consumer has heard
+// of that publish.
+TEST_F(SpanPipelineTest, AwaitFirstPublishesReturnsOnceTheFirstResolvedTsIsPublished) {
+  Start();
+  auto c = Register(kSub, Ts(10));
+  EXPECT_TRUE(pipeline_->AwaitFirstPublishes(seconds(0)));  // Nothing pending.
+  ASSERT_TRUE(Data(kSub, 1).ok());
+  Sync();
+  EXPECT_EQ(pipeline_->FirstPublishesPending(), 0u);  // A batch alone: nobody waits.
+  ASSERT_TRUE(Resolved(kSub, 100).ok());
+  Sync();
+  EXPECT_EQ(pipeline_->FirstPublishesPending(), 1u);
+
+  std::atomic<size_t> resolved_on_return{99};
+  std::atomic<bool> none_pending{false};
+  std::thread waiter([&] {
+    none_pending = pipeline_->AwaitFirstPublishes(std::chrono::hours(1));
+    resolved_on_return = c->Get().resolved.size();
+  });
+  ASSERT_TRUE(PollUntil([&] { return pipeline_->FirstPublishWaiters() == 1; }, kWait));
+  c->Persist(0);
+  waiter.join();
+  EXPECT_TRUE(none_pending);
+  EXPECT_EQ(resolved_on_return, 1u);
+  EXPECT_EQ(pipeline_->FirstPublishesPending(), 0u);
+  EXPECT_EQ(pipeline_->FirstPublishWaiters(), 0u);
+
+  // Later barriers make the consumer urgent, but they are not first publishes.
+  ASSERT_TRUE(Data(kSub, 2).ok());
+  ASSERT_TRUE(Resolved(kSub, 200).ok());
+  Sync();
+  EXPECT_EQ(pipeline_->PendingBarriers(), 1u);
+  EXPECT_EQ(pipeline_->FirstPublishesPending(), 0u);
+  EXPECT_TRUE(pipeline_->AwaitFirstPublishes(std::chrono::hours(1)));
+  c->Persist(1);
+}
+
+TEST_F(SpanPipelineTest, AwaitFirstPublishesEndsAtItsBoundOnCancelAndOnStop) {
+  Start();
+  auto a = Register(kSub, Ts(10));
+  auto b = Register(kOther, Ts(10));
+  for (const SubscriptionId id : {kSub, kOther}) {
+    ASSERT_TRUE(Data(id, 1).ok());
+    ASSERT_TRUE(Resolved(id, 100).ok());
+  }
+  Sync();
+  EXPECT_EQ(pipeline_->FirstPublishesPending(), 2u);
+  a->Persist(0);  // One of two published: still pending.
+  ASSERT_TRUE(a->WaitForResolved(1));
+  Sync();
+  EXPECT_EQ(pipeline_->FirstPublishesPending(), 1u);
+
+  // The bound, on the pipeline's clock.
+  std::atomic<int> bounded{-1};
+  std::thread timed([&] { bounded = pipeline_->AwaitFirstPublishes(milliseconds(100)); });
+  ASSERT_TRUE(PollUntil([&] { return pipeline_->FirstPublishWaiters() == 1; }, kWait));
+  clock_.Advance(milliseconds(99));
+  EXPECT_EQ(bounded.load(), -1);
+  clock_.Advance(milliseconds(1));
+  timed.join();
+  EXPECT_EQ(bounded.load(), 0);
+
+  // Cancellation.
+  CancelSource cancel;
+  std::atomic<int> cancelled{-1};
+  std::thread cancellable(
+      [&] { cancelled = pipeline_->AwaitFirstPublishes(std::chrono::hours(1), cancel.token()); });
+  ASSERT_TRUE(PollUntil([&] { return pipeline_->FirstPublishWaiters() == 1; }, kWait));
+  cancel.Cancel();
+  cancellable.join();
+  EXPECT_EQ(cancelled.load(), 0);
+
+  // Unregistering the waiting subscription clears it.
+  pipeline_->Unregister(kOther);
+  Sync();
+  EXPECT_EQ(pipeline_->FirstPublishesPending(), 0u);
+  b->Persist(0);
+
+  // Stop wakes a waiter.
+  auto c = Register(SubscriptionId(9), Ts(10));
+  ASSERT_TRUE(Data(SubscriptionId(9), 1).ok());
+  ASSERT_TRUE(Resolved(SubscriptionId(9), 100).ok());
+  Sync();
+  EXPECT_EQ(pipeline_->FirstPublishesPending(), 1u);
+  std::thread stoppable([&] { pipeline_->AwaitFirstPublishes(std::chrono::hours(1)); });
+  ASSERT_TRUE(PollUntil([&] { return pipeline_->FirstPublishWaiters() == 1; }, kWait));
+  pipeline_->Stop();
+  stoppable.join();
+  EXPECT_EQ(pipeline_->FirstPublishesPending(), 0u);  // Stop dropped every state.
+  c->Persist(0);
 }
 
 TEST_F(SpanPipelineTest, OutOfOrderAcksPublishEachBarrierWhenItsPrefixIsPersisted) {

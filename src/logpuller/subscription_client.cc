@@ -146,6 +146,8 @@ SubscriptionClient::Stats SubscriptionClient::stats() const {
   stats.stream_errors = stream_errors_.load();
   stats.restarts = restarts_.load();
   stats.fatal = fatal_.load();
+  stats.scan_yields = scan_yields_.load();
+  stats.scans_yielding = scans_yielding_.load();
   return stats;
 }
 
@@ -219,9 +221,25 @@ void SubscriptionClient::OnRegionDropped(RegionState& state) {
   if (!state.initialized) scheduler_.ReleaseScanSlot(state.region.leader_store);
 }
 
+// A run with a region still scanning is the kind of ingest that can wait: no
+// one reads its subscription before its first resolved ts, which needs every
+// region initialized. A subscription with a pending first publish has all of
+// its regions initialized, so its own data never waits here (after a split
+// rescans part of it, its new regions' data waits only for batches it
+// already handed over).
+void SubscriptionClient::YieldToFirstPublishes(SubscriptionRun& run, const CancelToken& token) {
+  if (options_.scan_yield_max.count() <= 0 || pipeline_.FirstPublishesPending() == 0) return;
+  if (run.lock.AllInitialized()) return;
+  scans_yielding_.fetch_add(1);
+  scan_yields_.fetch_add(1);
+  pipeline_.AwaitFirstPublishes(options_.scan_yield_max, token);
+  scans_yielding_.fetch_sub(1);
+}
+
 void SubscriptionClient::EnqueueData(SubscriptionRun& run, KvBatch batch,
                                      const CancelToken& token) {
   if (run.stopped.load()) return;
+  YieldToFirstPublishes(run, token);
   Status status = pipeline_.EnqueueData(run.sub->id, std::move(batch), token);
   if (!status.ok() && status.code() != Code::kCancelled) {
     LOG_WARN("subscription {}: enqueue failed: {}", run.sub->id.value(), status.ToString());

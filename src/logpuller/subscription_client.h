@@ -10,7 +10,11 @@
 // (sharded by subscription id). Region errors are retried as TiKV's table
 // says (retry the region or reload the range, backoff per range); invalid
 // input from TiKV restarts the subscription from its last published resolved
-// ts; incompatibility fails it (KvConsumer::OnSubscriptionError).
+// ts; incompatibility fails it (KvConsumer::OnSubscriptionError). While a
+// subscription's first resolved ts waits for its scanned backlog to be
+// persisted, the data of scans still running waits (bounded) before it
+// enters the pipeline: during a catch-up of many tables, each table becomes
+// readable once its own backlog is written, not once every table's is.
 //
 // Thread-safety: Subscribe/Unsubscribe/stats from any thread; Start() and
 // Stop() by the owner. PD client and region cache are borrowed.
@@ -46,6 +50,12 @@ struct SubscriptionClientOptions {
   // Restarts of one subscription (after invalid input) back off from
   // restart_backoff_base doubling up to scheduler.backoff_max.
   std::chrono::milliseconds restart_backoff_base{100};
+  // While some subscription's first resolved ts waits for its backlog to be
+  // persisted (SpanPipeline::AwaitFirstPublishes), a region worker holds each
+  // batch of a run whose scan is still going for up to this long, so that
+  // the backlog someone waits for is written before the node ingests more.
+  // Zero: never.
+  std::chrono::milliseconds scan_yield_max{1000};
 };
 
 class SubscriptionClient final : public SpanSubscriber,
@@ -59,6 +69,8 @@ class SubscriptionClient final : public SpanSubscriber,
     uint64_t stream_errors = 0;
     uint64_t restarts = 0;
     uint64_t fatal = 0;
+    uint64_t scan_yields = 0;   // Batches of scanning runs held for a first publish.
+    size_t scans_yielding = 0;  // Region workers holding one now.
   };
 
   SubscriptionClient(SubscriptionClientOptions options, pd::PdClient* pd, pd::RegionCache* cache);
@@ -92,6 +104,9 @@ class SubscriptionClient final : public SpanSubscriber,
   Status OnStreamEvent(uint64_t stream_id, MessageBytes message) override;
   void OnStreamBroken(uint64_t stream_id, StoreId store, const Status& status) override;
 
+  // Holds a batch of a still-scanning run while a first publish is pending
+  // (options_.scan_yield_max).
+  void YieldToFirstPublishes(SubscriptionRun& run, const CancelToken& token);
   void RetryRegion(RegionState& state, Span range, Clock::Duration min_delay);
   void RetryRange(RegionState& state, Span range);
   void OnPipelineFailure(SubscriptionId id, const Status& status);
@@ -115,6 +130,8 @@ class SubscriptionClient final : public SpanSubscriber,
   std::atomic<uint64_t> stream_errors_{0};
   std::atomic<uint64_t> restarts_{0};
   std::atomic<uint64_t> fatal_{0};
+  std::atomic<uint64_t> scan_yields_{0};
+  std::atomic<size_t> scans_yielding_{0};
 
   mutable Mutex mu_;
   uint64_t next_id_ GUARDED_BY(mu_) = 1;

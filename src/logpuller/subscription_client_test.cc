@@ -9,6 +9,7 @@
 namespace sluice::logpuller {
 namespace {
 
+using testing::HoldingConsumer;
 using testing::PullerEnv;
 using testing::RecordingConsumer;
 using testing::WriteRows;
@@ -21,61 +22,6 @@ std::vector<int64_t> Handles(int64_t from, int64_t count) {
   for (int64_t i = 0; i < count; ++i) out.push_back(from + i);
   return out;
 }
-
-// Holds every persisted callback until Release(); records resolved ts and
-// SetPersistUrgent() calls.
-class HoldingConsumer final : public KvConsumer {
- public:
-  void ConsumeKvEvents(KvBatch batch, PersistedCallback persisted) override {
-    {
-      MutexLock lock(&mu_);
-      ++batches_;
-      if (!released_) {
-        held_.push_back(std::move(persisted));
-        return;
-      }
-    }
-    persisted();  // Never under mu_ (KvConsumer's rule).
-  }
-  void AdvanceResolvedTs(Ts ts) override {
-    MutexLock lock(&mu_);
-    resolved_ = ts;
-  }
-  void SetPersistUrgent(bool urgent) override {
-    MutexLock lock(&mu_);
-    urgent_.push_back(urgent);
-  }
-  // Persists everything held, and every later batch at once.
-  void Release() {
-    std::vector<PersistedCallback> held;
-    {
-      MutexLock lock(&mu_);
-      released_ = true;
-      held.swap(held_);
-    }
-    for (PersistedCallback& done : held) done();
-  }
-  size_t batches() const {
-    MutexLock lock(&mu_);
-    return batches_;
-  }
-  Ts resolved() const {
-    MutexLock lock(&mu_);
-    return resolved_;
-  }
-  std::vector<bool> urgent() const {
-    MutexLock lock(&mu_);
-    return urgent_;
-  }
-
- private:
-  mutable Mutex mu_;
-  size_t batches_ GUARDED_BY(mu_) = 0;
-  bool released_ GUARDED_BY(mu_) = false;
-  std::vector<PersistedCallback> held_ GUARDED_BY(mu_);
-  Ts resolved_ GUARDED_BY(mu_);
-  std::vector<bool> urgent_ GUARDED_BY(mu_);
-};
 
 class SubscriptionClientTest : public ::testing::Test {
  protected:
