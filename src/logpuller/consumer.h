@@ -58,6 +58,11 @@ struct SubscribeOptions {
   // Ask TiKV for old values (needed for updates and the MySQL sink's
   // safe mode). TiCDC always asks.
   bool read_old_value = true;
+  // Whether the subscription's scan data waits while another subscription's
+  // first resolved ts waits for its backlog (the log puller's
+  // scan_yield_max). The DDL span's does not: no table's rows can be
+  // delivered without it.
+  bool yield_scan = true;
 };
 
 // Opens and closes subscriptions. Implemented by the log puller's

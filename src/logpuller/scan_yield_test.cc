@@ -53,13 +53,13 @@ class ScanYieldTest : public testing::FakeStoreClientTest {
   }
 
   // B's row as its scan sends it, or as a live transaction.
-  void PushB(bool live) {
+  void PushB(bool live, Ts start = Ts(1100), Ts commit = Ts(1300)) {
     std::vector<FakeStep> steps;
     if (live) {
-      steps = {FakeStep::Rows({PrewriteRow(Key(kTableB, 1), "b", Ts(1100))}),
-               FakeStep::Rows({CommitRow(Key(kTableB, 1), Ts(1100), Ts(1300))})};
+      steps = {FakeStep::Rows({PrewriteRow(Key(kTableB, 1), "b", start)}),
+               FakeStep::Rows({CommitRow(Key(kTableB, 1), start, commit)})};
     } else {
-      steps = {FakeStep::Rows({CommittedRow(Key(kTableB, 1), "b", Ts(1100), Ts(1300))})};
+      steps = {FakeStep::Rows({CommittedRow(Key(kTableB, 1), "b", start, commit)})};
     }
     ASSERT_TRUE(fake_->Push(region_b_, steps).ok());
   }
@@ -80,7 +80,9 @@ class ScanYieldTest : public testing::FakeStoreClientTest {
 };
 
 TEST_F(ScanYieldTest, AScanningTableWaitsUntilAnotherTablesFirstResolvedTsIsPublished) {
-  ASSERT_NO_FATAL_FAILURE(StartWithAWaiting(StartOptions{}, /*b_initialized=*/false));
+  StartOptions options;
+  options.scan_yield_max = std::chrono::hours(1);  // Only A's publish can let B go.
+  ASSERT_NO_FATAL_FAILURE(StartWithAWaiting(options, /*b_initialized=*/false));
   PushB(/*live=*/false);
   // B's batch waits in the client, before the pipeline: its consumer never
   // saw it.
@@ -131,6 +133,27 @@ TEST_F(ScanYieldTest, LiveDataOfAnInitializedTableNeverWaits) {
   EXPECT_EQ(stats().scan_yields, 0u);
   EXPECT_EQ(env_->client->pipeline().FirstPublishesPending(), 1u);
   ASSERT_NO_FATAL_FAILURE(ExpectBCompletes(/*initialized=*/true));
+  a_->Release();
+}
+
+// Once a subscription has a resolved ts, readers wait on it: a rescan of its
+// region (after a region error) does not wait for A.
+TEST_F(ScanYieldTest, ARescanOfAResolvedTableNeverWaits) {
+  StartOptions options;
+  options.scan_yield_max = std::chrono::hours(1);
+  ASSERT_NO_FATAL_FAILURE(StartWithAWaiting(options, /*b_initialized=*/true));
+  fake_->Tick(Ts(1500));
+  ASSERT_TRUE(b_->WaitResolved(Ts(1500), kWait));
+  cdcpb::Error epoch;
+  epoch.mutable_epoch_not_match();
+  fake_->Script(region_b_, 2, {});  // The retry's scan has not ended.
+  ASSERT_TRUE(fake_->Push(region_b_, {FakeStep::Error(epoch)}).ok());
+  ASSERT_TRUE(WaitRegistered(region_b_, 2));
+  PushB(/*live=*/false, Ts(1550), Ts(1600));  // The rescan starts at 1500.
+  ASSERT_TRUE(PollUntil([&] { return b_->persisted().size() == 1; }, kWait));
+  EXPECT_EQ(stats().scan_yields, 0u);
+  EXPECT_EQ(env_->client->pipeline().FirstPublishesPending(), 1u);
+  ASSERT_NO_FATAL_FAILURE(ExpectBCompletes(/*initialized=*/false));
   a_->Release();
 }
 

@@ -158,20 +158,27 @@ struct Shared {
   std::atomic<uint64_t> next_generation{1};
   std::atomic<uint64_t> duplicate_callbacks{0};
 
-  // First publishes: subscriptions whose first resolved ts waits for
-  // persistence, and the threads in SpanPipeline::AwaitFirstPublishes().
+  // First publishes: since when each subscription whose first resolved ts
+  // waits for persistence has waited, and the threads in
+  // SpanPipeline::AwaitFirstPublishes().
   Mutex first_mu;
   CondVar first_cv;
-  size_t first_pending GUARDED_BY(first_mu) = 0;
+  std::multiset<Clock::TimePoint> first_pending GUARDED_BY(first_mu);
   size_t first_waiters GUARDED_BY(first_mu) = 0;
-  // first_pending, for a check on every batch without the mutex.
+  // first_pending.size(), for a check on every batch without the mutex.
   std::atomic<size_t> first_pending_now{0};
 
-  void AddFirstPending(bool added) EXCLUDES(first_mu) {
+  void AddFirstPending(Clock::TimePoint since) EXCLUDES(first_mu) {
     MutexLock lock(&first_mu);
-    first_pending = added ? first_pending + 1 : first_pending - 1;
-    first_pending_now.store(first_pending, std::memory_order_relaxed);
-    if (first_pending == 0) first_cv.SignalAll();
+    first_pending.insert(since);
+    first_pending_now.store(first_pending.size(), std::memory_order_relaxed);
+  }
+  // Wakes the waiters: their deadline may now be earlier, or nothing waits.
+  void RemoveFirstPending(Clock::TimePoint since) EXCLUDES(first_mu) {
+    MutexLock lock(&first_mu);
+    first_pending.erase(first_pending.find(since));
+    first_pending_now.store(first_pending.size(), std::memory_order_relaxed);
+    first_cv.SignalAll();
   }
   void WakeFirstWaiters() EXCLUDES(first_mu) {
     MutexLock lock(&first_mu);
@@ -381,9 +388,10 @@ class Worker {
     BarrierQueue barriers;           // Increasing wait_seq and ts.
     bool published_any = false;
     Ts last_published;
-    bool unregistered = false;   // Waiting for in-flight batches to drain.
-    bool urgent = false;         // Last SetPersistUrgent() told the consumer.
-    bool first_pending = false;  // Counted in Shared::first_pending.
+    bool unregistered = false;  // Waiting for in-flight batches to drain.
+    bool urgent = false;        // Last SetPersistUrgent() told the consumer.
+    // Set while counted in Shared::first_pending: since when.
+    std::optional<Clock::TimePoint> first_pending_since;
 
     // Every seq up to this one is persisted.
     uint64_t Acked() const { return outstanding.empty() ? next_seq - 1 : *outstanding.begin() - 1; }
@@ -559,9 +567,14 @@ class Worker {
   // published and a barrier waits (so first_pending implies urgent).
   void NoteFirstPublish(State& state) {
     bool pending = state.urgent && !state.published_any;
-    if (pending == state.first_pending) return;
-    state.first_pending = pending;
-    shared_->AddFirstPending(pending);
+    if (pending == state.first_pending_since.has_value()) return;
+    if (pending) {
+      state.first_pending_since = options_.clock->Now();
+      shared_->AddFirstPending(*state.first_pending_since);
+    } else {
+      shared_->RemoveFirstPending(*state.first_pending_since);
+      state.first_pending_since.reset();
+    }
   }
 
   // Tells the consumer whether a barrier waits, if that changed.
@@ -677,13 +690,18 @@ bool SpanPipeline::AwaitFirstPublishes(Clock::Duration max_wait, const CancelTok
   Shared& shared = *shared_;
   CancelCallback wake(token, [&shared] { shared.WakeFirstWaiters(); });
   MutexLock lock(&shared.first_mu);
-  const Clock::TimePoint deadline = options_.clock->Now() + max_wait;
+  Clock* clock = options_.clock;
+  const Clock::TimePoint cap = clock->Now() + max_wait;
   ++shared.first_waiters;
-  while (shared.first_pending > 0 && !token.cancelled() && !shared.stopped.load()) {
-    if (options_.clock->WaitUntil(&shared.first_cv, &shared.first_mu, deadline)) break;
+  while (!shared.first_pending.empty() && !token.cancelled() && !shared.stopped.load()) {
+    // A subscription holds others for max_wait from when it became pending,
+    // so one that never persists stops holding anyone after that.
+    Clock::TimePoint deadline = std::min(cap, *shared.first_pending.rbegin() + max_wait);
+    if (clock->Now() >= deadline) break;
+    clock->WaitUntil(&shared.first_cv, &shared.first_mu, deadline);
   }
   --shared.first_waiters;
-  return shared.first_pending == 0;
+  return shared.first_pending.empty();
 }
 
 Status SpanPipeline::EnqueueResolved(SubscriptionId id, Ts ts, const CancelToken& token) {

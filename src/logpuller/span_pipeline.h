@@ -40,8 +40,11 @@
 // barrier waiting is a pending first publish: its consumer's backlog (an
 // initial scan) is all that stands between its table and the sink.
 // AwaitFirstPublishes() lets a producer (the client, for data of scans still
-// running) wait, bounded, until none is pending, so that the node's CPU and
-// writers go to that backlog first.
+// running) wait until none is pending, so that the node's CPU and writers go
+// to that backlog first. A subscription holds waiters for at most max_wait
+// from when it became pending, so one whose consumer never persists stops
+// holding anyone after that. A subscription reset by Register() has not
+// published in its new generation, so it can be pending again.
 //
 // Failures. A consumer call that throws, a callback destroyed without being
 // called, or an impossible persisted seq fails only that subscription: its
@@ -150,9 +153,10 @@ class SpanPipeline {
   // Cancelled if `token` is cancelled or the pipeline stops first.
   Status EnqueueData(SubscriptionId id, KvBatch batch, const CancelToken& token = {});
 
-  // Blocks while some first publish is pending (see the class comment), for
-  // at most `max_wait` on options.clock, until `token` is cancelled or the
-  // pipeline stops. True if none is pending on return.
+  // Blocks while some first publish is pending (see the class comment) and
+  // became pending less than `max_wait` ago, for at most `max_wait` on
+  // options.clock, until `token` is cancelled or the pipeline stops. True if
+  // none is pending on return.
   bool AwaitFirstPublishes(Clock::Duration max_wait, const CancelToken& token = {});
 
   // Queues a barrier: `ts` is published with AdvanceResolvedTs() once every

@@ -221,14 +221,15 @@ void SubscriptionClient::OnRegionDropped(RegionState& state) {
   if (!state.initialized) scheduler_.ReleaseScanSlot(state.region.leader_store);
 }
 
-// A run with a region still scanning is the kind of ingest that can wait: no
-// one reads its subscription before its first resolved ts, which needs every
-// region initialized. A subscription with a pending first publish has all of
-// its regions initialized, so its own data never waits here (after a split
-// rescans part of it, its new regions' data waits only for batches it
-// already handed over).
+// A new subscription's initial scan is the kind of ingest that can wait: no
+// one reads the subscription before its first resolved ts, which needs every
+// region initialized. Once a resolved ts went to the pipeline, readers wait
+// on it, so a later rescan (a split, a restart) never waits here; nor does
+// a subscription with a pending first publish (its resolved ts went).
 void SubscriptionClient::YieldToFirstPublishes(SubscriptionRun& run, const CancelToken& token) {
   if (options_.scan_yield_max.count() <= 0 || pipeline_.FirstPublishesPending() == 0) return;
+  const Subscription& sub = *run.sub;
+  if (!sub.options.yield_scan || sub.resolved_enqueued.load(std::memory_order_relaxed)) return;
   if (run.lock.AllInitialized()) return;
   scans_yielding_.fetch_add(1);
   scan_yields_.fetch_add(1);
@@ -240,6 +241,7 @@ void SubscriptionClient::EnqueueData(SubscriptionRun& run, KvBatch batch,
                                      const CancelToken& token) {
   if (run.stopped.load()) return;
   YieldToFirstPublishes(run, token);
+  if (run.stopped.load()) return;  // Stopped (restarted) while it waited.
   Status status = pipeline_.EnqueueData(run.sub->id, std::move(batch), token);
   if (!status.ok() && status.code() != Code::kCancelled) {
     LOG_WARN("subscription {}: enqueue failed: {}", run.sub->id.value(), status.ToString());
@@ -268,6 +270,7 @@ void SubscriptionClient::MaybeAdvance(SubscriptionRun& run, const CancelToken& t
     return;
   }
   sub.last_enqueued = ts;
+  sub.resolved_enqueued.store(true, std::memory_order_relaxed);
   Status status = pipeline_.EnqueueResolved(sub.id, ts, token);
   if (!status.ok() && status.code() != Code::kCancelled) {
     LOG_WARN("subscription {}: resolved ts not enqueued: {}", sub.id.value(), status.ToString());

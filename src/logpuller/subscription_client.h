@@ -12,9 +12,10 @@
 // input from TiKV restarts the subscription from its last published resolved
 // ts; incompatibility fails it (KvConsumer::OnSubscriptionError). While a
 // subscription's first resolved ts waits for its scanned backlog to be
-// persisted, the data of scans still running waits (bounded) before it
-// enters the pipeline: during a catch-up of many tables, each table becomes
-// readable once its own backlog is written, not once every table's is.
+// persisted, new subscriptions' initial scans wait (bounded) before their
+// data enters the pipeline: during a catch-up of many tables, each table
+// becomes readable once its own backlog is written, not once every table's
+// is.
 //
 // Thread-safety: Subscribe/Unsubscribe/stats from any thread; Start() and
 // Stop() by the owner. PD client and region cache are borrowed.
@@ -52,9 +53,10 @@ struct SubscriptionClientOptions {
   std::chrono::milliseconds restart_backoff_base{100};
   // While some subscription's first resolved ts waits for its backlog to be
   // persisted (SpanPipeline::AwaitFirstPublishes), a region worker holds each
-  // batch of a run whose scan is still going for up to this long, so that
-  // the backlog someone waits for is written before the node ingests more.
-  // Zero: never.
+  // batch of a new subscription's initial scan for up to this long (and a
+  // pending subscription holds others for at most this long in all), so
+  // that the backlog someone waits for is written before the node ingests
+  // more. Zero: never. See README.md, "Scans yield to a first publish".
   std::chrono::milliseconds scan_yield_max{1000};
 };
 

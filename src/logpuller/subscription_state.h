@@ -79,6 +79,9 @@ struct Subscription {
   Ts last_enqueued GUARDED_BY(mu);
   bool sent_checkpoint GUARDED_BY(mu) = false;
   int restarts GUARDED_BY(mu) = 0;
+  // A resolved ts went to the pipeline: the initial scan is over and readers
+  // wait on the subscription (kept across runs).
+  std::atomic<bool> resolved_enqueued{false};
 };
 
 }  // namespace sluice::logpuller

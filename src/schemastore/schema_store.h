@@ -57,8 +57,9 @@ struct SchemaStoreOptions {
   // `clock`); a round that applies jobs is written at once.
   std::chrono::milliseconds persist_interval{1000};
   // For the DDL span: low latency (TiCDC advances it on every region
-  // resolved ts), no old values.
-  logpuller::SubscribeOptions subscribe{std::chrono::milliseconds(0), false};
+  // resolved ts), no old values, and a scan that never waits for tables'
+  // first publishes (their rows cannot be delivered without it).
+  logpuller::SubscribeOptions subscribe{std::chrono::milliseconds(0), false, false};
 };
 
 struct SchemaStoreStats {

@@ -91,6 +91,9 @@ class SchemaStoreTest : public ::testing::Test {
 TEST_F(SchemaStoreTest, OpensFromTheSnapshotAndSubscribesTheJobSpan) {
   EXPECT_EQ(sub_.span(), codec::ComparableTableRecordSpan(TableId(kDdlJobTableId)));
   EXPECT_EQ(sub_.start_ts(), Ts(100));
+  EXPECT_EQ(sub_.options().advance_interval.count(), 0);  // Every region update.
+  EXPECT_FALSE(sub_.options().read_old_value);
+  EXPECT_FALSE(sub_.options().yield_scan);  // Tables' first rows need it.
   EXPECT_EQ(meta_->reads(), 1);
   EXPECT_FALSE(store_->reused_disk());
   EXPECT_EQ(store_->resolved_ts(), Ts(100));

@@ -29,6 +29,7 @@ Result<SubscriptionId> FakeSubscriber::Subscribe(const Span& comparable_span, Ts
   consumer_ = std::move(consumer);
   span_ = comparable_span;
   start_ts_ = start_ts;
+  options_ = options;
   return *id_;
 }
 
@@ -83,6 +84,10 @@ bool FakeSubscriber::Fail(const Status& status) {
 bool FakeSubscriber::active() const {
   MutexLock lock(&mu_);
   return consumer_ != nullptr;
+}
+logpuller::SubscribeOptions FakeSubscriber::options() const {
+  MutexLock lock(&mu_);
+  return options_;
 }
 Span FakeSubscriber::span() const {
   MutexLock lock(&mu_);

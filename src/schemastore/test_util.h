@@ -37,6 +37,7 @@ class FakeSubscriber final : public logpuller::SpanSubscriber {
   bool active() const EXCLUDES(mu_);
   Span span() const EXCLUDES(mu_);
   Ts start_ts() const EXCLUDES(mu_);
+  logpuller::SubscribeOptions options() const EXCLUDES(mu_);
   int subscribes() const EXCLUDES(mu_);
   int unsubscribes() const EXCLUDES(mu_);
   int batches() const EXCLUDES(mu_);
@@ -51,6 +52,7 @@ class FakeSubscriber final : public logpuller::SpanSubscriber {
   std::optional<Status> fail_next_ GUARDED_BY(mu_);
   Span span_ GUARDED_BY(mu_);
   Ts start_ts_ GUARDED_BY(mu_);
+  logpuller::SubscribeOptions options_ GUARDED_BY(mu_);
   uint64_t next_id_ GUARDED_BY(mu_) = 1;
   int subscribes_ GUARDED_BY(mu_) = 0;
   int unsubscribes_ GUARDED_BY(mu_) = 0;
