@@ -35,7 +35,6 @@ using testing::StartOptions;
 using testing::Sub;
 
 constexpr auto kWait = testing::kFakeWait;
-constexpr Ts kStart = testing::kFakeStart;
 
 std::string KeyA(int64_t handle) { return codec::EncodeRowKey(kTableA, handle); }
 
