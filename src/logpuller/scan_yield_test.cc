@@ -75,6 +75,18 @@ class ScanYieldTest : public testing::FakeStoreClientTest {
     EXPECT_EQ(Delivered(b_)[0].key, Key(kTableB, 1));
   }
 
+  // B's row reached its consumer while A still waits unpublished, after
+  // `yields` held batches; then B completes and A is let go.
+  void ExpectBWentOnWhileAWaits(uint64_t yields, bool b_initialized) {
+    ASSERT_TRUE(PollUntil([&] { return b_->persisted().size() == 1; }, kWait));
+    EXPECT_EQ(stats().scan_yields, yields);
+    EXPECT_EQ(stats().scans_yielding, 0u);
+    EXPECT_EQ(a_->resolved(), Ts());
+    EXPECT_EQ(env_->client->pipeline().FirstPublishesPending(), 1u);
+    ASSERT_NO_FATAL_FAILURE(ExpectBCompletes(b_initialized));
+    a_->Release();
+  }
+
   std::shared_ptr<HoldingConsumer> a_ = std::make_shared<HoldingConsumer>();
   Sub b_;
 };
@@ -105,13 +117,7 @@ TEST_F(ScanYieldTest, TheWaitIsBounded) {
   ASSERT_NO_FATAL_FAILURE(StartWithAWaiting(options, /*b_initialized=*/false));
   PushB(/*live=*/false);
   // A stays unpublished; B's row goes on once the bound has passed.
-  ASSERT_TRUE(PollUntil([&] { return b_->persisted().size() == 1; }, kWait));
-  EXPECT_EQ(stats().scan_yields, 1u);
-  EXPECT_EQ(stats().scans_yielding, 0u);
-  EXPECT_EQ(a_->resolved(), Ts());
-  EXPECT_EQ(env_->client->pipeline().FirstPublishesPending(), 1u);
-  ASSERT_NO_FATAL_FAILURE(ExpectBCompletes(/*initialized=*/false));
-  a_->Release();
+  ExpectBWentOnWhileAWaits(/*yields=*/1, /*b_initialized=*/false);
 }
 
 TEST_F(ScanYieldTest, ZeroTurnsItOff) {
@@ -119,21 +125,13 @@ TEST_F(ScanYieldTest, ZeroTurnsItOff) {
   options.scan_yield_max = std::chrono::milliseconds(0);
   ASSERT_NO_FATAL_FAILURE(StartWithAWaiting(options, /*b_initialized=*/false));
   PushB(/*live=*/false);
-  ASSERT_TRUE(PollUntil([&] { return b_->persisted().size() == 1; }, kWait));
-  EXPECT_EQ(stats().scan_yields, 0u);
-  EXPECT_EQ(env_->client->pipeline().FirstPublishesPending(), 1u);
-  ASSERT_NO_FATAL_FAILURE(ExpectBCompletes(/*initialized=*/false));
-  a_->Release();
+  ExpectBWentOnWhileAWaits(/*yields=*/0, /*b_initialized=*/false);
 }
 
 TEST_F(ScanYieldTest, LiveDataOfAnInitializedTableNeverWaits) {
   ASSERT_NO_FATAL_FAILURE(StartWithAWaiting(StartOptions{}, /*b_initialized=*/true));
   PushB(/*live=*/true);
-  ASSERT_TRUE(PollUntil([&] { return b_->persisted().size() == 1; }, kWait));
-  EXPECT_EQ(stats().scan_yields, 0u);
-  EXPECT_EQ(env_->client->pipeline().FirstPublishesPending(), 1u);
-  ASSERT_NO_FATAL_FAILURE(ExpectBCompletes(/*initialized=*/true));
-  a_->Release();
+  ExpectBWentOnWhileAWaits(/*yields=*/0, /*b_initialized=*/true);
 }
 
 // Once a subscription has a resolved ts, readers wait on it: a rescan of its
@@ -150,11 +148,7 @@ TEST_F(ScanYieldTest, ARescanOfAResolvedTableNeverWaits) {
   ASSERT_TRUE(fake_->Push(region_b_, {FakeStep::Error(epoch)}).ok());
   ASSERT_TRUE(WaitRegistered(region_b_, 2));
   PushB(/*live=*/false, Ts(1550), Ts(1600));  // The rescan starts at 1500.
-  ASSERT_TRUE(PollUntil([&] { return b_->persisted().size() == 1; }, kWait));
-  EXPECT_EQ(stats().scan_yields, 0u);
-  EXPECT_EQ(env_->client->pipeline().FirstPublishesPending(), 1u);
-  ASSERT_NO_FATAL_FAILURE(ExpectBCompletes(/*initialized=*/false));
-  a_->Release();
+  ExpectBWentOnWhileAWaits(/*yields=*/0, /*b_initialized=*/false);
 }
 
 }  // namespace
