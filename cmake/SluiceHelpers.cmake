@@ -50,7 +50,7 @@ endif()
 function(sluice_use_jemalloc name)
   if(SLUICE_WITH_JEMALLOC)
     target_link_libraries(${name} PRIVATE PkgConfig::JEMALLOC)
-    # Its options (transparent huge pages): common/jemalloc_conf.cc.
+    # Its options (4 KiB pages, no transparent huge pages): common/jemalloc_conf.cc.
     target_sources(${name} PRIVATE ${PROJECT_SOURCE_DIR}/src/common/jemalloc_conf.cc)
   endif()
 endfunction()

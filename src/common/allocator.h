@@ -15,7 +15,7 @@ namespace sluice {
 bool UsingJemalloc();
 
 // One line for `sluice version` and benchmark headers, e.g.
-// "jemalloc 5.3.0-0-g54eaed1d8b56b1aa528be3bdd1877e59c56fa90c (thp: always)"
+// "jemalloc 5.3.0-0-g54eaed1d8b56b1aa528be3bdd1877e59c56fa90c (thp: never)"
 // or "system malloc".
 std::string AllocatorDescription();
 
