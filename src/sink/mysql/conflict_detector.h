@@ -4,8 +4,8 @@
 // transaction sharing a key with it is finished, or is queued on that same
 // worker (then the worker's FIFO order keeps them in order). Transactions
 // without common keys go to the least loaded worker and run in parallel, or,
-// within a slack, to a worker whose last queued transaction has their group
-// (table), so that a worker's batch needs fewer statements.
+// within a slack, to a worker where the batch they land in stays of one
+// group (table), so that a worker's batch needs fewer statements.
 // The latest ticket per key lives in an open-addressing hash map (no
 // allocation per key); TiCDC's fixed array of slots was not taken, because a
 // sink holding thousands of queued rows would find false conflicts on most
@@ -55,11 +55,16 @@ class ConflictDetector {
 
   // `affinity_slack`: how much more queued weight than the least loaded
   // worker a worker may have and still get a transaction of its group.
-  explicit ConflictDetector(size_t num_workers, size_t affinity_slack = 0)
+  // `batch_weight`: the `max_weight` the workers pass to Pop(), so that a
+  // transaction can be placed where it starts a batch rather than joining
+  // one of another group (0: unknown).
+  explicit ConflictDetector(size_t num_workers, size_t affinity_slack = 0, size_t batch_weight = 0)
       : queues_(num_workers),
         cvs_(num_workers),
         queued_weight_(num_workers, 0),
-        affinity_slack_(affinity_slack) {}
+        open_weight_(num_workers, 0),
+        affinity_slack_(affinity_slack),
+        batch_weight_(batch_weight) {}
   ~ConflictDetector() {
     while (live_ != nullptr) {
       Ticket* next = live_->next_live;
@@ -72,9 +77,9 @@ class ConflictDetector {
 
   // Adds a transaction; `keys` need not be unique. Ignored after Close().
   // A transaction free to go anywhere goes to the least loaded worker, or,
-  // within the affinity slack of it, to one whose last queued transaction
-  // has the same `group`, so that a worker's batch tends to hold one group
-  // (the MySQL sink's groups are tables: one statement per table).
+  // within the affinity slack of it, to one where its batch holds only its
+  // `group` (see ChooseWorkerLocked), so that a worker's batch tends to hold
+  // one group (the MySQL sink's groups are tables: one statement per table).
   void Add(std::vector<uint64_t> keys, T item, size_t weight, uint64_t group = 0) EXCLUDES(mu_) {
     auto* t = new Ticket(std::move(item), std::max<size_t>(weight, 1));
     t->group = group;
@@ -118,6 +123,7 @@ class ConflictDetector {
       weight += t->weight;
       out->push_back(t);
     }
+    if (queues_[w].empty()) open_weight_[w] = 0;
     return true;
   }
 
@@ -223,13 +229,18 @@ class ConflictDetector {
       if (t->worker >= 0) continue;
       int target;
       if (t->unfinished_deps == 0) {
-        target = ChooseWorkerLocked(t->group);
+        target = ChooseWorkerLocked(t->group, t->weight);
       } else if (t->assigned_deps == t->unfinished_deps && t->common_worker >= 0) {
         target = t->common_worker;
       } else {
         continue;
       }
       t->worker = target;
+      if (StartsBatch(static_cast<size_t>(target), t->weight)) {
+        open_weight_[target] = t->weight;
+      } else {
+        open_weight_[target] += t->weight;
+      }
       queues_[target].push_back(t);
       queued_weight_[target] += t->weight;
       cvs_[target].Signal();
@@ -240,19 +251,47 @@ class ConflictDetector {
     }
   }
 
-  int ChooseWorkerLocked(uint64_t group) REQUIRES(mu_) {
+  // Whether a ticket of `weight` queued on worker `w` now would start a
+  // batch of its own when Pop() cuts the queue into batches of
+  // `batch_weight_` (as it does, greedily from the front).
+  bool StartsBatch(size_t w, size_t weight) const REQUIRES(mu_) {
+    if (queues_[w].empty()) return true;
+    return batch_weight_ > 0 && open_weight_[w] + weight > batch_weight_;
+  }
+
+  // The least loaded worker, unless one within the affinity slack of it
+  // keeps the batch the ticket lands in to one group: first a worker whose
+  // last queued ticket has the group and whose last batch has room, then
+  // one where the ticket starts a batch, then one whose last queued ticket
+  // has the group.
+  int ChooseWorkerLocked(uint64_t group, size_t weight) REQUIRES(mu_) {
     size_t best = next_rr_++ % queues_.size();
     for (size_t i = 0; i < queues_.size(); ++i) {
       if (queued_weight_[i] < queued_weight_[best]) best = i;
     }
-    if (affinity_slack_ == 0 || (!queues_[best].empty() && queues_[best].back()->group == group)) {
-      return static_cast<int>(best);
-    }
+    if (affinity_slack_ == 0) return static_cast<int>(best);
     const size_t limit = queued_weight_[best] + affinity_slack_;
+    constexpr size_t kNone = SIZE_MAX;
+    size_t joins = kNone;    // Same group, room in its last batch.
+    size_t starts = kNone;   // Starts a batch.
+    size_t follows = kNone;  // Same group, starts a batch after it.
+    auto better = [&](size_t cand, size_t i) {
+      return cand == kNone || queued_weight_[i] < queued_weight_[cand];
+    };
     for (size_t i = 0; i < queues_.size(); ++i) {
-      if (!queues_[i].empty() && queues_[i].back()->group == group && queued_weight_[i] <= limit) {
-        return static_cast<int>(i);
+      if (queued_weight_[i] > limit) continue;
+      const bool same = !queues_[i].empty() && queues_[i].back()->group == group;
+      const bool fresh = StartsBatch(i, weight);
+      if (same && !fresh) {
+        if (better(joins, i)) joins = i;
+      } else if (same) {
+        if (better(follows, i)) follows = i;
+      } else if (fresh) {
+        if (better(starts, i)) starts = i;
       }
+    }
+    for (size_t pick : {joins, follows, starts}) {
+      if (pick != kNone) return static_cast<int>(pick);
     }
     return static_cast<int>(best);
   }
@@ -262,7 +301,10 @@ class ConflictDetector {
   std::vector<CondVar> cvs_;
   CondVar idle_;
   std::vector<size_t> queued_weight_ GUARDED_BY(mu_);
+  // Weight of the last batch Pop() would cut from each queue.
+  std::vector<size_t> open_weight_ GUARDED_BY(mu_);
   const size_t affinity_slack_;
+  const size_t batch_weight_;
   absl::flat_hash_map<uint64_t, Ticket*> slots_ GUARDED_BY(mu_);  // Key -> latest ticket.
   Ticket* live_ GUARDED_BY(mu_) = nullptr;  // Owned: every ticket not finished.
   size_t live_count_ GUARDED_BY(mu_) = 0;

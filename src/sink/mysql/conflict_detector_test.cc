@@ -114,6 +114,57 @@ TEST(ConflictDetectorTest, AGroupStaysOnItsWorkerWithinTheSlack) {
   EXPECT_EQ(d.pending(), 0u);
 }
 
+// Items of `batch`, in order.
+std::vector<int> Items(const std::vector<Detector::Ticket*>& batch) {
+  std::vector<int> items;
+  for (auto* t : batch) items.push_back(t->item);
+  return items;
+}
+
+TEST(ConflictDetectorTest, ATicketStartsABatchRatherThanJoinAnotherGroupsBatch) {
+  Detector d(2, /*affinity_slack=*/4, /*batch_weight=*/4);
+  d.Add({1}, 1, 4, /*group=*/5);  // Worker 0: a full batch of group 5.
+  d.Add({2}, 2, 1, /*group=*/6);  // Worker 1, the empty one.
+  // Worker 1 is the least loaded, but there group 7 would share a batch
+  // with group 6; on worker 0 (within the slack) it starts the next batch.
+  d.Add({3}, 3, 1, /*group=*/7);
+  // Asserted, so that a wrong placement fails instead of blocking a Pop().
+  ASSERT_EQ(d.queued(0), 2u);
+  ASSERT_EQ(d.queued(1), 1u);
+  auto w1 = PopOne(&d, 1, 4);
+  EXPECT_EQ(Items(w1), (std::vector<int>{2}));
+  auto first = PopOne(&d, 0, 4);
+  EXPECT_EQ(Items(first), (std::vector<int>{1}));
+  d.Finish(first);
+  auto second = PopOne(&d, 0, 4);
+  EXPECT_EQ(Items(second), (std::vector<int>{3}));
+  d.Finish(second);
+  d.Finish(w1);
+  EXPECT_EQ(d.pending(), 0u);
+}
+
+TEST(ConflictDetectorTest, AGroupFillsItsOpenBatchThenFollowsIt) {
+  Detector d(2, /*affinity_slack=*/4, /*batch_weight=*/4);
+  d.Add({1}, 1, 1, /*group=*/5);  // Worker 0.
+  // Worker 1 stays empty (a batch would start there), but group 5 fills
+  // its open batch on worker 0 and then starts the next one behind it.
+  d.Add({3}, 3, 1, 5);  // 2 of 4.
+  d.Add({4}, 4, 2, 5);  // 4 of 4.
+  d.Add({5}, 5, 1, 5);  // The next batch, still within the slack.
+  ASSERT_EQ(d.queued(0), 4u);
+  ASSERT_EQ(d.queued(1), 0u);
+  d.Add({2}, 2, 1, /*group=*/6);  // Worker 1.
+  ASSERT_EQ(d.queued(1), 1u);
+  auto first = PopOne(&d, 0, 4);
+  EXPECT_EQ(Items(first), (std::vector<int>{1, 3, 4}));
+  d.Finish(first);
+  auto second = PopOne(&d, 0, 4);
+  EXPECT_EQ(Items(second), (std::vector<int>{5}));
+  d.Finish(second);
+  d.Finish(PopOne(&d, 1, 4));
+  EXPECT_EQ(d.pending(), 0u);
+}
+
 TEST(ConflictDetectorTest, AffinityNeverOverridesADependency) {
   Detector d(2, /*affinity_slack=*/100);
   d.Add({1}, 1, 1, /*group=*/5);  // Worker 0.

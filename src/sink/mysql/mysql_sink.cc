@@ -42,9 +42,10 @@ MysqlSink::MysqlSink(MysqlSinkConfig config, MysqlSinkOptions options)
       replicating_ts_(options_.replicating_ts),
       bytes_quota_(std::max<uint64_t>(options_.max_queued_bytes, 1)),
       rows_quota_(std::max<uint64_t>(options_.max_queued_rows, 1)),
-      // A worker whose queue ends with the same table may be up to one
-      // batch ahead of the least loaded and still take the transaction.
-      detector_(static_cast<size_t>(config_.worker_count),
+      // A worker whose queue ends with the same table (or where the
+      // transaction starts a batch) may be up to one batch ahead of the
+      // least loaded and still take it; workers pop batches of max-txn-row.
+      detector_(static_cast<size_t>(config_.worker_count), static_cast<size_t>(config_.max_txn_row),
                 static_cast<size_t>(config_.max_txn_row)),
       ddl_ts_(options_.cluster_id, options_.changefeed_id) {
   if (replicating_ts_.value() == 0) replicating_ts_ = tso::FromWallTime(clock_->WallNow());
