@@ -271,27 +271,29 @@ class ConflictDetector {
     }
     if (affinity_slack_ == 0) return static_cast<int>(best);
     const size_t limit = queued_weight_[best] + affinity_slack_;
-    constexpr size_t kNone = SIZE_MAX;
-    size_t joins = kNone;    // Same group, room in its last batch.
-    size_t starts = kNone;   // Starts a batch.
-    size_t follows = kNone;  // Same group, starts a batch after it.
-    auto better = [&](size_t cand, size_t i) {
-      return cand == kNone || queued_weight_[i] < queued_weight_[cand];
+    struct Pick {
+      size_t worker = SIZE_MAX;
+      size_t queued = 0;
+    };
+    Pick joins;    // Same group, room in its last batch.
+    Pick follows;  // Same group, starts a batch after it.
+    Pick starts;   // Starts a batch.
+    auto offer = [](Pick* pick, size_t worker, size_t queued) {
+      if (pick->worker == SIZE_MAX || queued < pick->queued) *pick = Pick{worker, queued};
     };
     for (size_t i = 0; i < queues_.size(); ++i) {
-      if (queued_weight_[i] > limit) continue;
+      const size_t queued = queued_weight_[i];
+      if (queued > limit) continue;
       const bool same = !queues_[i].empty() && queues_[i].back()->group == group;
       const bool fresh = StartsBatch(i, weight);
-      if (same && !fresh) {
-        if (better(joins, i)) joins = i;
-      } else if (same) {
-        if (better(follows, i)) follows = i;
+      if (same) {
+        offer(fresh ? &follows : &joins, i, queued);
       } else if (fresh) {
-        if (better(starts, i)) starts = i;
+        offer(&starts, i, queued);
       }
     }
-    for (size_t pick : {joins, follows, starts}) {
-      if (pick != kNone) return static_cast<int>(pick);
+    for (const Pick* pick : {&joins, &follows, &starts}) {
+      if (pick->worker != SIZE_MAX) return static_cast<int>(pick->worker);
     }
     return static_cast<int>(best);
   }
