@@ -262,8 +262,8 @@ class ConflictDetector {
   // The least loaded worker, unless one within the affinity slack of it
   // keeps the batch the ticket lands in to one group: first a worker whose
   // last queued ticket has the group and whose last batch has room, then
-  // one where the ticket starts a batch, then one whose last queued ticket
-  // has the group.
+  // one whose last queued ticket has the group (the ticket starts the next
+  // batch behind it), then one where the ticket starts a batch.
   int ChooseWorkerLocked(uint64_t group, size_t weight) REQUIRES(mu_) {
     size_t best = next_rr_++ % queues_.size();
     for (size_t i = 0; i < queues_.size(); ++i) {
