@@ -75,6 +75,16 @@ class ScanYieldTest : public testing::FakeStoreClientTest {
     EXPECT_EQ(Delivered(b_)[0].key, Key(kTableB, 1));
   }
 
+  // With scan_yield_max = `bound`, B's scanned row goes on while A waits,
+  // after `yields` holds.
+  void ExpectBScanGoesOnWithBound(std::chrono::milliseconds bound, uint64_t yields) {
+    StartOptions options;
+    options.scan_yield_max = bound;
+    ASSERT_NO_FATAL_FAILURE(StartWithAWaiting(options, /*b_initialized=*/false));
+    PushB(/*live=*/false);
+    ExpectBWentOnWhileAWaits(yields, /*b_initialized=*/false);
+  }
+
   // B's row reached its consumer while A still waits unpublished, after
   // `yields` held batches; then B completes and A is let go.
   void ExpectBWentOnWhileAWaits(uint64_t yields, bool b_initialized) {
@@ -112,20 +122,12 @@ TEST_F(ScanYieldTest, AScanningTableWaitsUntilAnotherTablesFirstResolvedTsIsPubl
 }
 
 TEST_F(ScanYieldTest, TheWaitIsBounded) {
-  StartOptions options;
-  options.scan_yield_max = std::chrono::milliseconds(50);
-  ASSERT_NO_FATAL_FAILURE(StartWithAWaiting(options, /*b_initialized=*/false));
-  PushB(/*live=*/false);
   // A stays unpublished; B's row goes on once the bound has passed.
-  ExpectBWentOnWhileAWaits(/*yields=*/1, /*b_initialized=*/false);
+  ExpectBScanGoesOnWithBound(std::chrono::milliseconds(50), /*yields=*/1);
 }
 
 TEST_F(ScanYieldTest, ZeroTurnsItOff) {
-  StartOptions options;
-  options.scan_yield_max = std::chrono::milliseconds(0);
-  ASSERT_NO_FATAL_FAILURE(StartWithAWaiting(options, /*b_initialized=*/false));
-  PushB(/*live=*/false);
-  ExpectBWentOnWhileAWaits(/*yields=*/0, /*b_initialized=*/false);
+  ExpectBScanGoesOnWithBound(std::chrono::milliseconds(0), /*yields=*/0);
 }
 
 TEST_F(ScanYieldTest, LiveDataOfAnInitializedTableNeverWaits) {

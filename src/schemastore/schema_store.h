@@ -59,7 +59,9 @@ struct SchemaStoreOptions {
   // For the DDL span: low latency (TiCDC advances it on every region
   // resolved ts), no old values, and a scan that never waits for tables'
   // first publishes (their rows cannot be delivered without it).
-  logpuller::SubscribeOptions subscribe{std::chrono::milliseconds(0), false, false};
+  logpuller::SubscribeOptions subscribe{.advance_interval = std::chrono::milliseconds(0),
+                                        .read_old_value = false,
+                                        .yield_scan = false};
 };
 
 struct SchemaStoreStats {
