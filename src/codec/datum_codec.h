@@ -1,4 +1,4 @@
-// Datum encodings (pkg/util/codec/codec.go; protocol-facts §5.2): the
+// Datum encodings (pkg/util/codec/codec.go): the
 // comparable key form used in index keys and common handles, and the value
 // form (EncodeValue) used by row format v1. Every encoded datum starts with a
 // flag byte. Pure functions; thread-safe.

@@ -1,5 +1,5 @@
-// MyDecimal binary format (pkg/types/mydecimal.go ToBin/FromBin;
-// protocol-facts §5.6) converted to and from plain decimal strings.
+// MyDecimal binary format (pkg/types/mydecimal.go ToBin/FromBin) converted
+// to and from plain decimal strings.
 //
 // The bin of a DECIMAL(precision, frac) stores precision - frac integer
 // digits and frac fraction digits in groups of nine (4-byte big-endian

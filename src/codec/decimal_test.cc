@@ -27,7 +27,7 @@ Result<std::string> Text(std::string_view bin, int precision, int frac) {
   return out;
 }
 
-// Vectors from the MyDecimal source comment (protocol-facts §5.6).
+// Vectors from the MyDecimal source comment.
 TEST(DecimalTest, GoldenVectors) {
   EXPECT_EQ(Hex(Bin("1234567890.1234", 14, 4)), "81 0D FB 38 D2 04 D2");
   EXPECT_EQ(Hex(Bin("-1234567890.1234", 14, 4)), "7E F2 04 C7 2D FB 2D");

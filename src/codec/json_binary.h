@@ -1,4 +1,4 @@
-// TiDB binary JSON (pkg/types/json_binary.go; protocol-facts §5.6).
+// TiDB binary JSON (pkg/types/json_binary.go).
 //
 // A stored JSON value is one type-code byte followed by its body; all
 // integers inside are little-endian. Decoding validates every count, offset

@@ -1,5 +1,4 @@
-// TiDB meta ('m') structure keys (pkg/structure, tablecodec.EncodeMetaKey;
-// protocol-facts §5.9):
+// TiDB meta ('m') structure keys (pkg/structure, tablecodec.EncodeMetaKey):
 //   string     'm' + EncodeBytes(key) + EncodeUint('s')
 //   hash field 'm' + EncodeBytes(key) + EncodeUint('h') + EncodeBytes(field)
 //   hash meta  'm' + EncodeBytes(key) + EncodeUint('H')

@@ -1,5 +1,5 @@
 // MySQL DATE/DATETIME/TIMESTAMP and TIME values as TiDB encodes them
-// (pkg/types/time.go, core_time.go; protocol-facts §5.6): the packed uint64
+// (pkg/types/time.go, core_time.go): the packed uint64
 // used in keys and rows, the in-memory CoreTime layout used inside binary
 // JSON, and MySQL text formatting. Pure functions; thread-safe.
 #pragma once

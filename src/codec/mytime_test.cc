@@ -12,7 +12,7 @@ namespace {
 constexpr int64_t kSecond = 1000000000;
 
 TEST(MyTimeTest, PackedGoldenVectors) {
-  // Values computed from the bit layout in protocol-facts §5.6.
+  // Values computed from TiDB's packed time bit layout.
   MysqlTime t{2020, 1, 2, 3, 4, 5, 0};
   EXPECT_EQ(ToPackedUint(t), 0x19a5443105000000ULL);
   MysqlTime leap{2024, 2, 29, 13, 45, 59, 123456};

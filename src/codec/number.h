@@ -1,8 +1,7 @@
-// Primitive TiDB codecs (pkg/util/codec number.go, float.go, bytes.go;
-// protocol-facts §5.1). Encoders append to `out`. Decoders read from the
-// front of `*in`, advance it past what they consumed and return Corruption on
-// truncated or invalid input (never reading past the end). Pure functions;
-// thread-safe.
+// Primitive TiDB codecs (pkg/util/codec number.go, float.go, bytes.go).
+// Encoders append to `out`. Decoders read from the front of `*in`, advance it
+// past what they consumed and return Corruption on truncated or invalid input
+// (never reading past the end). Pure functions; thread-safe.
 #pragma once
 
 #include <bit>

@@ -1,9 +1,8 @@
-// Row format v1 (legacy; pkg/tablecodec EncodeOldRow / DecodeRowWithMap;
-// protocol-facts §5.5): a sequence of (column id, value) datum pairs in value
-// form. The id is an int datum (varint); values are "flattened" first: times
-// become their packed uint64, durations int64 nanoseconds, enum/set/bit
-// uint64. A row without columns is the single byte 0x00. Pure functions;
-// thread-safe.
+// Row format v1 (legacy; pkg/tablecodec EncodeOldRow / DecodeRowWithMap):
+// a sequence of (column id, value) datum pairs in value form. The id is an
+// int datum (varint); values are "flattened" first: times become their
+// packed uint64, durations int64 nanoseconds, enum/set/bit uint64. A row
+// without columns is the single byte 0x00. Pure functions; thread-safe.
 #pragma once
 
 #include <cstdint>

@@ -1,4 +1,4 @@
-// Row format v2 (pkg/util/rowcodec; protocol-facts §5.4):
+// Row format v2 (pkg/util/rowcodec):
 //
 //   VER=128 | FLAGS | not-null count u16 LE | null count u16 LE
 //   | column ids (not-null ascending, then null ascending; u8 or u32 LE)

@@ -1,4 +1,4 @@
-// TiDB table keys (pkg/tablecodec/tablecodec.go; protocol-facts §5.3):
+// TiDB table keys (pkg/tablecodec/tablecodec.go):
 //   table prefix   't' + EncodeInt(table_id)
 //   record key     't' + EncodeInt(table_id) + "_r" + EncodeInt(handle)
 //                  or + the key-form datums of a common (clustered) handle

@@ -116,7 +116,7 @@ TEST(TableCodecTest, RecordSpans) {
   KeySpan cmp = ComparableTableRecordSpan(TableId(100));
   EXPECT_EQ(Hex(cmp.start), "74 80 00 00 00 00 00 00 FF 64 5F 72 00 00 00 00 00 FA");
   EXPECT_EQ(Hex(cmp.end), "74 80 00 00 00 00 00 00 FF 64 5F 73 00 00 00 00 00 FA");
-  // The comparable row key from protocol-facts §5.3 falls inside.
+  // A memcomparable row key of the table falls inside.
   std::string cmp_row =
       Unhex("74 80 00 00 00 00 00 00 FF 64 5F 72 80 00 00 00 00 FF 00 00 01 00 00 00 00 00 FA");
   EXPECT_TRUE(cmp.start <= cmp_row && cmp_row < cmp.end);

@@ -1,6 +1,7 @@
 // ByteQuota bounds the bytes in flight at one stage of the pipeline (puller
 // in flight, event service per dispatcher, sink buffers). A full stage slows
-// its producer; it never drops data (ARCHITECTURE.md invariant 7).
+// its producer; it never drops data (docs/architecture.md, "Invariants":
+// bounded memory).
 #pragma once
 
 #include <algorithm>

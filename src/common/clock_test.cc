@@ -173,7 +173,7 @@ TEST(BackoffTest, ExponentialWithoutJitterAndCapped) {
 }
 
 TEST(BackoffTest, GrpcConnectShape) {
-  // 1 s base, 1.1 multiplier, 3 s maximum (protocol-facts, EventFeed dial).
+  // 1 s base, 1.1 multiplier, 3 s maximum (TiCDC's gRPC dial backoff).
   Backoff backoff({seconds(1), seconds(3), 1.1, 0}, 1);
   EXPECT_EQ(backoff.Next(), seconds(1));
   EXPECT_EQ(backoff.Next(), milliseconds(1100));

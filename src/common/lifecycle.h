@@ -1,6 +1,7 @@
-// Owned threads (ARCHITECTURE.md invariant 8): every thread in Sluice is
-// started through OwnedThread or ThreadGroup, named, cancellable through a
-// StopToken, and joined by its owner's Stop(). Nothing is ever detached.
+// Owned threads (docs/architecture.md, "Invariants": owned threads): every
+// thread in Sluice is started through OwnedThread or ThreadGroup, named,
+// cancellable through a StopToken, and joined by its owner's Stop(). Nothing
+// is ever detached.
 #pragma once
 
 #include <functional>

@@ -4,9 +4,10 @@
 //   LOG_WARN("unmatched commit, key {}", Redact(key));
 //
 // Keys, values and other user data must go through Redact() / RedactText():
-// redaction is ON by default (ARCHITECTURE.md invariant 9) and then they log
-// as "?". All functions here are thread-safe. Init() and SetSink() replace the
-// process logger; messages logged concurrently go to the old or the new one.
+// redaction is ON by default (docs/architecture.md, "Invariants": redacted
+// logs) and then they log as "?". All functions here are thread-safe. Init()
+// and SetSink() replace the process logger; messages logged concurrently go
+// to the old or the new one.
 #pragma once
 
 #include <spdlog/spdlog.h>

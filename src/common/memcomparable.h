@@ -1,4 +1,4 @@
-// Memcomparable byte encoding (TiDB codec.EncodeBytes, protocol-facts §5.1):
+// Memcomparable byte encoding (TiDB codec.EncodeBytes):
 // the form PD uses for region boundaries and CDC requests use for spans.
 // Pure functions; thread-safe.
 #pragma once

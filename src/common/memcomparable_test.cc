@@ -18,7 +18,7 @@ std::string Hex(std::string_view s) {
   return out;
 }
 
-// Vectors from protocol-facts §5.1 and §5.3.
+// Golden vectors of TiDB's EncodeBytes and of a table row key.
 TEST(MemcomparableTest, GoldenVectors) {
   EXPECT_EQ(Hex(EncodeBytes("")), "00 00 00 00 00 00 00 00 F7");
   EXPECT_EQ(Hex(EncodeBytes(std::string("\x01\x02\x03", 3))), "01 02 03 00 00 00 00 00 FA");

@@ -46,7 +46,7 @@ Span Intersect(const Span& a, const Span& b);
 std::strong_ordering CompareEndKeys(std::string_view a, std::string_view b);
 
 // 't' + the 8-byte big-endian of (uint64(id) XOR 1 << 63) (TiDB
-// tablecodec.EncodeTablePrefix, protocol-facts §5.3).
+// tablecodec.EncodeTablePrefix).
 std::string TablePrefix(TableId id);
 
 // The raw span TiCDC subscribes to for a table: [t{id}_r, t{id}_s), every

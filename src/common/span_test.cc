@@ -83,7 +83,7 @@ TEST(SpanTest, OrderingTreatsEmptyEndAsInfinity) {
   EXPECT_TRUE(CompareEndKeys("a", "b") < 0);
 }
 
-// protocol-facts §5.3: table 100, record prefix and the row key of handle 1.
+// TiDB's table keys: table 100, record prefix and the row key of handle 1.
 TEST(SpanTest, TableRecordSpanGoldenBytes) {
   EXPECT_EQ(TablePrefix(TableId(100)), Bytes({0x74, 0x80, 0, 0, 0, 0, 0, 0, 0x64}));
   Span raw = TableRecordSpan(TableId(100));

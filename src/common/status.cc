@@ -12,7 +12,8 @@ bool IsRetryable(Code code) {
     case Code::kAborted:
     case Code::kIoError:
     // A protocol violation or corrupt bytes from a peer fail the smallest unit,
-    // which is retried from its checkpoint (ARCHITECTURE.md invariant 6).
+    // which is retried from its checkpoint (docs/architecture.md,
+    // "Invariants": bad input is an error, not a crash).
     case Code::kProtocolViolation:
     case Code::kCorruption:
       return true;

@@ -20,7 +20,7 @@ TEST(StrongIdTest, DistinctTypesDoNotMix) {
 }
 
 TEST(TsoTest, ComposeMatchesFacts) {
-  // protocol-facts §3.4: physical 1700000000000, logical 5.
+  // PD's TSO layout: physical 1700000000000, logical 5.
   Ts ts = tso::Compose(1700000000000, 5);
   EXPECT_EQ(ts.value(), 445644800000000005ULL);
   EXPECT_EQ(tso::Physical(ts), 1700000000000);

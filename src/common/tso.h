@@ -1,4 +1,4 @@
-// TSO helpers: a TSO is (physical_ms << 18) | logical (protocol-facts §3.4).
+// TSO helpers: a TSO is (physical_ms << 18) | logical, as PD composes it.
 #pragma once
 
 #include <chrono>

@@ -1,6 +1,6 @@
 // Coordinator: owns the lifecycle of every changefeed of the cluster and
 // places one maintainer per running changefeed on the least-loaded alive
-// node (ARCHITECTURE.md §4, TiCDC coordinator/).
+// node (docs/architecture.md, "Control plane"; TiCDC coordinator/).
 //
 // Promises:
 //  - every state change and every new maintainer epoch is persisted in the
@@ -11,9 +11,10 @@
 //  - each maintainer generation (create, resume, move, restart after an
 //    error or a failed send) gets an epoch strictly greater than every
 //    persisted one; statuses carrying another epoch or node are dropped and
-//    counted (invariant 5);
+//    counted (docs/architecture.md, "Invariants": one owner per changefeed);
 //  - checkpoints of current-generation statuses are persisted and never go
-//    back (invariant 4), except on an explicit resume with a checkpoint;
+//    back, except on an explicit resume with a checkpoint
+//    (docs/architecture.md, "Invariants": progress never goes back);
 //  - the service GC safepoint follows min checkpoint - 1 (GcManager); a
 //    failed update is counted and retried, never fatal;
 //  - a retryable maintainer error puts the changefeed into `warning` and

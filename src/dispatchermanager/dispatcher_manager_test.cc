@@ -41,7 +41,10 @@ class DispatcherManagerTest : public ::testing::Test {
   DispatcherManager manager_;
 };
 
-// Seed: in-flight remove operators are kept when the bootstrap snapshot still
+// Tests marked "Case:" pin down the cases listed in
+// docs/design/maintainer-epoch-fencing.md, "Cases".
+
+// Case: in-flight remove operators are kept when the bootstrap snapshot still
 // reports the dispatcher they remove.
 TEST_F(DispatcherManagerTest, StaleRemoveOperatorKeptWhileDispatcherReported) {
   StartRemoveUnderA();
@@ -55,7 +58,7 @@ TEST_F(DispatcherManagerTest, StaleRemoveOperatorKeptWhileDispatcherReported) {
   EXPECT_EQ(snapshot->operators[0].epoch, MaintainerEpoch(5));
 }
 
-// Seed: stale operators of older epochs are replaced by the new owner's.
+// Case: stale operators of older epochs are replaced by the new owner's.
 TEST_F(DispatcherManagerTest, StaleOperatorReplacedByNewOwner) {
   StartRemoveUnderA();
   ASSERT_TRUE(manager_.Bootstrap(Boot("b", 6)).ok());
@@ -113,7 +116,7 @@ TEST_F(DispatcherManagerTest, CreateFailureIsReturnedAndLeavesNoOperator) {
   EXPECT_TRUE(manager_.operators().empty());
 }
 
-// Seed: a fenced post-bootstrap must release the fence mutex.
+// Case: a fenced post-bootstrap must release the fence mutex.
 TEST_F(DispatcherManagerTest, PostBootstrapWhenFencedReleasesFenceLock) {
   ASSERT_TRUE(manager_.Bootstrap(Boot("a", 5, kTrigger)).ok());
   manager_.LocalFence();

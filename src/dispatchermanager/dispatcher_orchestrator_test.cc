@@ -56,7 +56,10 @@ TEST_F(OrchestratorTest, BootstrapCreatesManagerAndTableTrigger) {
   EXPECT_EQ(Manager()->owner(), NodeId("a"));
 }
 
-// Seed: a same-epoch bootstrap from a different node is rejected.
+// Tests marked "Case:" pin down the cases listed in
+// docs/design/maintainer-epoch-fencing.md, "Cases".
+
+// Case: a same-epoch bootstrap from a different node is rejected.
 TEST_F(OrchestratorTest, SameEpochBootstrapFromDifferentNodeRejected) {
   ExpectCode(orch_.HandleBootstrap(Boot("a", 5)), Code::kOk);
   ExpectCode(orch_.HandleBootstrap(Boot("b", 5)), Code::kStaleOwner);
@@ -72,7 +75,7 @@ TEST_F(OrchestratorTest, LowerEpochBootstrapRejected) {
   EXPECT_EQ(Manager()->epoch(), MaintainerEpoch(6));
 }
 
-// Seed: epoch 0 is the compatibility case only while the known epoch is 0.
+// Case: epoch 0 is the compatibility case only while the known epoch is 0.
 TEST_F(OrchestratorTest, EpochZeroCompatOnlyWhileKnownEpochIsZero) {
   ExpectCode(orch_.HandleBootstrap(Boot("a", 0)), Code::kOk);
   ExpectCode(orch_.HandleBootstrap(Boot("b", 0)), Code::kOk);
@@ -101,7 +104,7 @@ TEST_F(OrchestratorTest, OtherRequestsMustMatchOwnerAndEpochExactly) {
   EXPECT_TRUE(World()->created(kTable));
 }
 
-// Seed: a closed epoch cannot be recreated.
+// Case: a closed epoch cannot be recreated.
 TEST_F(OrchestratorTest, ClosedEpochCannotBeRecreated) {
   ExpectCode(orch_.HandleBootstrap(Boot("a", 5)), Code::kOk);
   std::optional<CloseResponse> closed = orch_.HandleClose(CloseReq("a", 5));
@@ -162,7 +165,7 @@ TEST_F(OrchestratorTest, HigherEpochReusesManagerWithSameTrigger) {
   EXPECT_EQ(Manager()->epoch(), MaintainerEpoch(6));
 }
 
-// Seed: a mismatched table trigger id on reuse is rejected, never replaced.
+// Case: a mismatched table trigger id on reuse is rejected, never replaced.
 TEST_F(OrchestratorTest, MismatchedTriggerIdOnReuseRejected) {
   ExpectCode(orch_.HandleBootstrap(Boot("a", 5, kT1)), Code::kOk);
   ExpectCode(orch_.HandleBootstrap(Boot("b", 6, kT2)), Code::kAborted);
@@ -174,7 +177,7 @@ TEST_F(OrchestratorTest, MismatchedTriggerIdOnReuseRejected) {
   ExpectCode(orch_.HandleSchedule(Sched("a", 5, ScheduleAction::kCreate, kTable)), Code::kOk);
 }
 
-// Seed: the same rule for the redo table trigger.
+// Case: the same rule for the redo table trigger.
 TEST_F(OrchestratorTest, MismatchedRedoTriggerIdOnReuseRejected) {
   ExpectCode(orch_.HandleBootstrap(RedoBoot("a", 5, kT1, kR1)), Code::kOk);
   ExpectCode(orch_.HandleBootstrap(RedoBoot("b", 6, kT1, kR2)), Code::kAborted);
@@ -186,14 +189,14 @@ TEST_F(OrchestratorTest, MismatchedRedoTriggerIdOnReuseRejected) {
   EXPECT_EQ(same->redo_checkpoint_ts, Ts(100));
 }
 
-// Seed: a bootstrap naming no trigger is rejected while a trigger exists.
+// Case: a bootstrap naming no trigger is rejected while a trigger exists.
 TEST_F(OrchestratorTest, BootstrapNamingNoTriggerRejectedWhileTriggerExists) {
   ExpectCode(orch_.HandleBootstrap(Boot("a", 5, kT1)), Code::kOk);
   ExpectCode(orch_.HandleBootstrap(Boot("b", 6)), Code::kAborted);
   EXPECT_EQ(Manager()->owner(), NodeId("a"));
 }
 
-// Seed: a bootstrap naming no trigger is accepted when there is none.
+// Case: a bootstrap naming no trigger is accepted when there is none.
 TEST_F(OrchestratorTest, BootstrapNamingNoTriggerAcceptedWithoutTrigger) {
   ExpectCode(orch_.HandleBootstrap(Boot("a", 5)), Code::kOk);
   ExpectCode(orch_.HandleBootstrap(Boot("b", 6)), Code::kOk);
@@ -228,7 +231,7 @@ TEST_F(OrchestratorTest, PostBootstrapRefusals) {
   ExpectCode(orch_.HandlePostBootstrap(PostBoot("a", 5, kT1)), Code::kIoError);
 }
 
-// Seed: a fenced post-bootstrap releases every lock it took.
+// Case: a fenced post-bootstrap releases every lock it took.
 TEST_F(OrchestratorTest, FencedPostBootstrapReleasesLocks) {
   ExpectCode(orch_.HandleBootstrap(Boot("a", 5, kT1)), Code::kOk);
   World()->SetInitializeHook([this] { orch_.LocalFence(); });
@@ -239,7 +242,7 @@ TEST_F(OrchestratorTest, FencedPostBootstrapReleasesLocks) {
   EXPECT_FALSE(orch_.HandleClose(CloseReq("a", 5)).has_value());
 }
 
-// Seed: write path closed during shutdown is clean: info, no response.
+// Case: write path closed during shutdown is clean: info, no response.
 TEST_F(OrchestratorTest, WritePathClosedWhileCreatingTriggerIsQuiet) {
   LogCapture log;
   World()->CloseWritePath();
@@ -310,7 +313,7 @@ TEST_F(OrchestratorTest, LogMessagesAreConstantWithFields) {
       << lines[1];
 }
 
-// Seed: several maintainer generations in a row on one node.
+// Case: several maintainer generations in a row on one node.
 TEST_F(OrchestratorTest, SeveralMaintainerGenerationsOnOneNode) {
   // Generation 1 lives on this node and owns the table trigger.
   ExpectCode(orch_.HandleBootstrap(Boot("a", 1, kT1)), Code::kOk);

@@ -1,5 +1,6 @@
 // Maintainer epoch fencing (TiCDC dispatcher_manager_info.go and the
-// orchestrator's closed-epoch tombstones; ARCHITECTURE.md invariant 5).
+// orchestrator's closed-epoch tombstones;
+// docs/design/maintainer-epoch-fencing.md).
 //
 // MaintainerFence is the (owner node, epoch) of one dispatcher manager and
 // the rules that decide which maintainer may act on it:

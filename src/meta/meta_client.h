@@ -1,7 +1,8 @@
 // MetaClient: the typed control-plane view of a MetaStore: changefeed info
 // and status, maintainer epochs, node (capture) registration. Every write
 // that depends on what was read is a compare-and-swap on the key's mod
-// revision, so two coordinators cannot both win (ARCHITECTURE.md invariant 5).
+// revision, so two coordinators cannot both win (docs/architecture.md,
+// "Invariants": one owner per changefeed).
 //
 // Thread-safe and stateless apart from the layout; the store is not owned
 // and must outlive the client. Error codes: kNotFound (no such changefeed),

@@ -80,7 +80,8 @@ struct ChangefeedInfo {
   std::optional<RunningError> error;
   std::optional<RunningError> warning;
   std::string creator_version;
-  // The maintainer generation (ARCHITECTURE.md invariant 5); 0 = pre-epoch.
+  // The maintainer generation (docs/design/maintainer-epoch-fencing.md);
+  // 0 = pre-epoch.
   MaintainerEpoch epoch;
 
   friend bool operator==(const ChangefeedInfo&, const ChangefeedInfo&) = default;

@@ -1,9 +1,9 @@
-// DdlJobDecoder: turns the row changes of mysql.tidb_ddl_job (protocol-facts
-// §5.10) into finished DDL jobs, as TiCDC's ddl job fetcher does: PUT rows
-// only; the row value (format v1 or v2) is decoded with the tidb_ddl_job
-// TableInfo and its `job_meta` column (found by name) parsed as a job; only
-// Done jobs are kept, with the row's start ts as the job's start ts and the
-// row's commit ts as its finished ts. Immutable after Make(); thread-safe.
+// DdlJobDecoder: turns the row changes of mysql.tidb_ddl_job into finished
+// DDL jobs, as TiCDC's ddl job fetcher does: PUT rows only; the row value
+// (format v1 or v2) is decoded with the tidb_ddl_job TableInfo and its
+// `job_meta` column (found by name) parsed as a job; only Done jobs are kept,
+// with the row's start ts as the job's start ts and the row's commit ts as
+// its finished ts. Immutable after Make(); thread-safe.
 #pragma once
 
 #include <cstdint>

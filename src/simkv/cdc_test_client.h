@@ -1,7 +1,7 @@
 // Test support: a CDC client that sees simkv as TiCDC sees TiKV. It opens
 // one EventFeed / EventFeedV2 stream over real gRPC, reads it on its own
 // thread, files every event under its (request id, region id), and checks on
-// arrival the rules a TiCDC client relies on (protocol-facts §1.6):
+// arrival the rules a TiCDC client relies on:
 //  - events and a resolved-ts batch never share a message; ts is never 0;
 //  - no resolved ts for a region before its INITIALIZED, and never going back;
 //  - after INITIALIZED every COMMIT matches a PREWRITE (start_ts, key), and

@@ -1,6 +1,6 @@
 // TidbCatalog: the schema a simulated TiDB keeps, and the meta ('m') keys it
 // writes for every change, exactly as TiDB's meta package does
-// (pkg/meta/meta.go, pkg/structure; protocol-facts §5.9):
+// (pkg/meta/meta.go, pkg/structure):
 //
 //   string "NextGlobalID"      -> decimal text of the largest id handed out
 //   string "SchemaVersionKey"  -> decimal text of the global schema version

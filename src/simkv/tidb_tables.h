@@ -1,7 +1,7 @@
 // The table definitions the workload creates, as TiDB TableInfo templates, and
 // the system schema TiDB bootstraps (the `mysql` database and the
-// `mysql.tidb_ddl_job` table that CDC reads DDL jobs from; protocol-facts
-// §5.10). Templates carry column ids, offsets, indexes and partitioning, but
+// `mysql.tidb_ddl_job` table that CDC reads DDL jobs from). Templates carry
+// column ids, offsets, indexes and partitioning, but
 // table and partition ids are 0 until a CREATE TABLE allocates them.
 // Pure functions; thread-safe.
 #pragma once
