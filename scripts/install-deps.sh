@@ -5,9 +5,9 @@
 set -euo pipefail
 
 # Build toolchain.
-BUILD_PKGS=(build-essential cmake ninja-build pkg-config ccache git
+BUILD_PKGS=(build-essential cmake ninja-build pkg-config ccache git python3
   clang clang-format clang-tidy libclang-rt-14-dev)
-# Libraries (ARCHITECTURE.md §7).
+# Libraries (docs/architecture.md, "Libraries").
 LIB_PKGS=(libgrpc++-dev libabsl-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   librocksdb-dev libspdlog-dev libfmt-dev nlohmann-json3-dev
   libtomlplusplus-dev libcli11-dev libcpp-httplib-dev libmariadb-dev

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The test command (README.md): installs what is missing, configures, builds
-# and runs the CTest suite (everything not labelled `long`).
-#   bash scripts/test.sh            # Release build in build/
-#   SLUICE_BUILD_TYPE=Debug bash scripts/test.sh
+# every target (tests, binaries, benchmarks) under ASan+UBSan, starts the
+# services the tests need and runs the CTest suite (everything not labelled
+# `long`), scenarios included.
+#   bash scripts/test.sh                              # ASan+UBSan in build-asan/
+#   SLUICE_BUILD_TYPE=Release bash scripts/test.sh    # Release in build/
 # Extra arguments are passed to ctest (e.g. -L codec).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -10,13 +12,16 @@ root=$(pwd)
 
 bash scripts/install-deps.sh
 
-build_type=${SLUICE_BUILD_TYPE:-Release}
-build_dir=${SLUICE_BUILD_DIR:-build}
+build_type=${SLUICE_BUILD_TYPE:-asan}
+if [[ "$build_type" == Release ]]; then default_dir=build; else default_dir=build-$build_type; fi
+build_dir=${SLUICE_BUILD_DIR:-$default_dir}
 export CCACHE_BASEDIR="$root"
 export CCACHE_NOHASHDIR=true
 
 cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE="$build_type" ${SLUICE_CMAKE_ARGS:-}
 cmake --build "$build_dir"
+
+source scripts/sanitizer-env.sh
 
 # Services the tests need (etcd, MariaDB) are started and stopped by
 # scripts/services.sh; the tests find them through SLUICE_TEST_* variables.

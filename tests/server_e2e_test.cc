@@ -233,6 +233,7 @@ TEST_F(ServerE2eTest, LifecycleThroughTheBinariesEndsWithZeroDifferences) {
   StartMonitor({"e2e-mysql", "e2e-file"});
   // DML starts after the start ts: the downstream tables start empty.
   httplib::Client control("http://" + control_);
+  control.set_read_timeout(60);  // The ground truth of a whole run, from a sanitizer build.
   auto started = control.Post("/workload/start", "{}", "application/json");
   ASSERT_TRUE(started && started->status == 200);
   EXPECT_GT(WaitCheckpoint("e2e-mysql", Tso()), start);

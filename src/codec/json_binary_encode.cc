@@ -11,9 +11,9 @@ namespace sluice::codec {
 
 namespace {
 
-constexpr size_t kHeaderSize = 8;
-constexpr size_t kKeyEntrySize = 6;
-constexpr size_t kValueEntrySize = 5;
+constexpr size_t kEncHeaderSize = 8;
+constexpr size_t kEncKeyEntrySize = 6;
+constexpr size_t kEncValueEntrySize = 5;
 constexpr size_t kMaxKeyLength = 0xFFFF;
 
 class BinaryWriter {
@@ -109,10 +109,11 @@ Status BinaryWriter::Element(const nlohmann::json& v, size_t doc_off, size_t ent
 
 Status BinaryWriter::Array(const nlohmann::json& v, int depth) {
   if (depth > kMaxJsonDepth) return InvalidArgument("json: nesting too deep");
-  size_t doc_off = BeginContainer(v.size(), kValueEntrySize);
+  size_t doc_off = BeginContainer(v.size(), kEncValueEntrySize);
   size_t i = 0;
   for (const auto& elem : v) {
-    RETURN_IF_ERROR(Element(elem, doc_off, doc_off + kHeaderSize + i++ * kValueEntrySize, depth));
+    RETURN_IF_ERROR(
+        Element(elem, doc_off, doc_off + kEncHeaderSize + i++ * kEncValueEntrySize, depth));
   }
   EndContainer(doc_off);
   return Status::Ok();
@@ -122,19 +123,19 @@ Status BinaryWriter::Object(const nlohmann::json& v, int depth) {
   if (depth > kMaxJsonDepth) return InvalidArgument("json: nesting too deep");
   // nlohmann::json keeps object members in a std::map, i.e. sorted bytewise.
   size_t n = v.size();
-  size_t doc_off = BeginContainer(n, kKeyEntrySize + kValueEntrySize);
+  size_t doc_off = BeginContainer(n, kEncKeyEntrySize + kEncValueEntrySize);
   size_t i = 0;
   for (const auto& [key, unused] : v.items()) {
     if (key.size() > kMaxKeyLength) return InvalidArgument("json: object key longer than 65535");
-    char* entry = buf_->data() + doc_off + kHeaderSize + i++ * kKeyEntrySize;
+    char* entry = buf_->data() + doc_off + kEncHeaderSize + i++ * kEncKeyEntrySize;
     internal::StoreLe32(static_cast<uint32_t>(buf_->size() - doc_off), entry);
     internal::StoreLe16(static_cast<uint16_t>(key.size()), entry + 4);
     buf_->append(key);
   }
-  size_t value_entries = doc_off + kHeaderSize + n * kKeyEntrySize;
+  size_t value_entries = doc_off + kEncHeaderSize + n * kEncKeyEntrySize;
   i = 0;
   for (const auto& elem : v) {
-    RETURN_IF_ERROR(Element(elem, doc_off, value_entries + i++ * kValueEntrySize, depth));
+    RETURN_IF_ERROR(Element(elem, doc_off, value_entries + i++ * kEncValueEntrySize, depth));
   }
   EndContainer(doc_off);
   return Status::Ok();

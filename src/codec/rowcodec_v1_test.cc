@@ -14,17 +14,17 @@ namespace {
 using testing::Hex;
 using testing::Unhex;
 
-constexpr uint64_t kPacked = 0x19a5443105000000ULL;
+constexpr uint64_t kPackedV1 = 0x19a5443105000000ULL;
 
-std::string Encode(const std::vector<int64_t>& ids, const std::vector<Datum>& values) {
+std::string EncodeV1(const std::vector<int64_t>& ids, const std::vector<Datum>& values) {
   std::string out;
   Status st = EncodeRowV1(ids, values, &out);
   EXPECT_TRUE(st.ok()) << st.ToString();
   return out;
 }
 
-std::vector<Datum> Decode(std::string_view row, const std::vector<ColumnSpec>& specs,
-                          RowHandle handle = RowHandle::Int(0)) {
+std::vector<Datum> DecodeV1(std::string_view row, const std::vector<ColumnSpec>& specs,
+                            RowHandle handle = RowHandle::Int(0)) {
   std::vector<Datum> out;
   Status st = DecodeRowV1(row, specs, handle, &out);
   EXPECT_TRUE(st.ok()) << st.ToString();
@@ -33,18 +33,18 @@ std::vector<Datum> Decode(std::string_view row, const std::vector<ColumnSpec>& s
 
 TEST(RowV1Test, GoldenBytes) {
   // (id datum, value datum) pairs in value form: varint ids, compact bytes.
-  EXPECT_EQ(Hex(Encode({1, 2, 3}, {Datum::Int64(-1), Datum::Bytes("ab"), Datum::Null()})),
+  EXPECT_EQ(Hex(EncodeV1({1, 2, 3}, {Datum::Int64(-1), Datum::Bytes("ab"), Datum::Null()})),
             "08 02 08 01 08 04 02 04 61 62 08 06 00");
   // Flattened kinds: packed time as uvarint, duration as varint, enum as uvarint.
-  EXPECT_EQ(Hex(Encode({1, 2, 3}, {Datum::Time(300, mysql_type::kDatetime, 0),
-                                   Datum::Duration(-2, 0), Datum::Enum(3)})),
+  EXPECT_EQ(Hex(EncodeV1({1, 2, 3}, {Datum::Time(300, mysql_type::kDatetime, 0),
+                                     Datum::Duration(-2, 0), Datum::Enum(3)})),
             "08 02 09 AC 02 08 04 08 03 08 06 09 03");
-  EXPECT_EQ(Hex(Encode({}, {})), "00");
+  EXPECT_EQ(Hex(EncodeV1({}, {})), "00");
 }
 
 TEST(RowV1Test, DecodesAndRestoresColumnKinds) {
   std::vector<int64_t> ids = {4, 1, 2, 3, 5, 6, 7, 8, 9};
-  std::vector<Datum> values = {Datum::Time(kPacked, mysql_type::kTimestamp, 2),
+  std::vector<Datum> values = {Datum::Time(kPackedV1, mysql_type::kTimestamp, 2),
                                Datum::Int64(-7),
                                Datum::Bytes("hello"),
                                Datum::Null(),
@@ -53,7 +53,7 @@ TEST(RowV1Test, DecodesAndRestoresColumnKinds) {
                                Datum::Decimal("-9.99", 3, 2),
                                Datum::Set(6),
                                Datum::Uint64(~uint64_t{0})};
-  std::string row = Encode(ids, values);
+  std::string row = EncodeV1(ids, values);
   std::vector<ColumnSpec> specs = {
       {.id = 1, .type = mysql_type::kLonglong},
       {.id = 2, .type = mysql_type::kVarchar},
@@ -70,7 +70,7 @@ TEST(RowV1Test, DecodesAndRestoresColumnKinds) {
   std::vector<Datum> want = {values[1], values[2],       values[3],       values[0],
                              values[4], values[5],       values[6],       values[7],
                              values[8], Datum::Int64(3), Datum::Int64(77)};
-  EXPECT_EQ(Decode(row, specs, RowHandle::Int(77)), want);
+  EXPECT_EQ(DecodeV1(row, specs, RowHandle::Int(77)), want);
 }
 
 TEST(RowV1Test, EmptyRowUsesDefaultsAndHandle) {
@@ -78,16 +78,16 @@ TEST(RowV1Test, EmptyRowUsesDefaultsAndHandle) {
       {.id = 1, .type = mysql_type::kLonglong, .is_handle = true},
       {.id = 2, .type = mysql_type::kVarchar, .default_value = Datum::Bytes("d")},
       {.id = 3, .type = mysql_type::kLong}};
-  EXPECT_EQ(Decode(Unhex("00"), specs, RowHandle::Int(5)),
+  EXPECT_EQ(DecodeV1(Unhex("00"), specs, RowHandle::Int(5)),
             (std::vector<Datum>{Datum::Int64(5), Datum::Bytes("d"), Datum::Null()}));
 }
 
 TEST(RowV1Test, SameColumnRequestedTwiceAndUnknownColumnsSkipped) {
-  std::string row = Encode({1, 99, 2}, {Datum::Int64(5), Datum::Bytes("skip"), Datum::Int64(6)});
+  std::string row = EncodeV1({1, 99, 2}, {Datum::Int64(5), Datum::Bytes("skip"), Datum::Int64(6)});
   std::vector<ColumnSpec> specs = {{.id = 2, .type = mysql_type::kLong},
                                    {.id = 2, .type = mysql_type::kLong, .is_unsigned = true},
                                    {.id = 1, .type = mysql_type::kTiny}};
-  EXPECT_EQ(Decode(row, specs),
+  EXPECT_EQ(DecodeV1(row, specs),
             (std::vector<Datum>{Datum::Int64(6), Datum::Uint64(6), Datum::Int64(5)}));
 }
 
@@ -105,7 +105,7 @@ TEST(RowV1Test, MalformedRows) {
   EXPECT_EQ(code(Unhex("08 04 08 02")), Code::kCorruption);        // int for a VARCHAR
 
   // Prefixes that end inside a pair are corrupt; those at pair ends decode.
-  std::string row = Encode({1, 2}, {Datum::Int64(300), Datum::Bytes("abc")});
+  std::string row = EncodeV1({1, 2}, {Datum::Int64(300), Datum::Bytes("abc")});
   // 08 02 08 D8 04 | 08 04 02 06 61 62 63: the first pair ends at 5.
   ASSERT_EQ(row.size(), 12u);
   for (size_t n = 1; n < row.size(); ++n) {
@@ -114,7 +114,7 @@ TEST(RowV1Test, MalformedRows) {
 }
 
 TEST(RowV1Test, DecodeRowDispatchesToV1) {
-  std::string row = Encode({1}, {Datum::Bytes("x")});
+  std::string row = EncodeV1({1}, {Datum::Bytes("x")});
   std::vector<Datum> out;
   std::vector<ColumnSpec> specs = {{.id = 1, .type = mysql_type::kBlob}};
   ASSERT_TRUE(DecodeRow(row, specs, RowHandle::Int(0), &out).ok());

@@ -12,7 +12,7 @@ namespace sluice::codec {
 
 namespace {
 
-constexpr size_t kHeaderSize = 6;
+constexpr size_t kRowHeaderSize = 6;
 
 // Checks that ids [begin, end) are strictly ascending.
 bool Ascending(const RowV2View& row, size_t begin, size_t end) {
@@ -111,13 +111,13 @@ Status RowV2View::ValidateLayout() const {
 Status RowV2View::ParseLayout(std::string_view value) {
   size_t ids_len = (num_not_null_ + num_null_) * (large_ ? 4 : 1);
   size_t offsets_len = num_not_null_ * (large_ ? 4 : 2);
-  if (value.size() - kHeaderSize < ids_len + offsets_len) {
+  if (value.size() - kRowHeaderSize < ids_len + offsets_len) {
     return Corruption("row v2: truncated column ids or offsets");
   }
-  ids_ = value.data() + kHeaderSize;
+  ids_ = value.data() + kRowHeaderSize;
   offsets_ = ids_ + ids_len;
   RETURN_IF_ERROR(ValidateLayout());
-  size_t data_begin = kHeaderSize + ids_len + offsets_len;
+  size_t data_begin = kRowHeaderSize + ids_len + offsets_len;
   size_t data_len = num_not_null_ == 0 ? 0 : EndOffset(num_not_null_ - 1);
   if (data_len > value.size() - data_begin) return Corruption("row v2: data shorter than offsets");
   data_ = value.substr(data_begin, data_len);
@@ -126,7 +126,7 @@ Status RowV2View::ParseLayout(std::string_view value) {
 }
 
 Status RowV2View::Parse(std::string_view value, RowV2View* out) {
-  if (value.size() < kHeaderSize) return Corruption("row v2: truncated header");
+  if (value.size() < kRowHeaderSize) return Corruption("row v2: truncated header");
   if (static_cast<uint8_t>(value[0]) != kRowV2Version) return Corruption("row v2: bad version");
   uint8_t flags = static_cast<uint8_t>(value[1]);
   if ((flags & ~(row_v2_flag::kLarge | row_v2_flag::kChecksum)) != 0) {

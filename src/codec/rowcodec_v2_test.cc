@@ -17,7 +17,7 @@ namespace {
 using testing::Hex;
 using testing::Unhex;
 
-constexpr uint64_t kPacked = 0x19a5443105000000ULL;  // 2020-01-02 03:04:05
+constexpr uint64_t kPackedV2 = 0x19a5443105000000ULL;  // 2020-01-02 03:04:05
 
 // A small-layout row written out from the format, byte by byte.
 const std::string kGoldenRow = Unhex(
@@ -39,7 +39,7 @@ std::vector<Datum> GoldenValues() {
           Datum::Null(),
           Datum::Float64(1.5),
           Datum::Decimal("12.34", 4, 2),
-          Datum::Time(kPacked, mysql_type::kDatetime, 0),
+          Datum::Time(kPackedV2, mysql_type::kDatetime, 0),
           Datum::Uint64(300)};
 }
 
@@ -57,16 +57,16 @@ std::vector<ColumnSpec> GoldenSpecs() {
   };
 }
 
-std::string Encode(const std::vector<int64_t>& ids, const std::vector<Datum>& values,
-                   const RowV2EncodeOptions& options = {}) {
+std::string EncodeV2(const std::vector<int64_t>& ids, const std::vector<Datum>& values,
+                     const RowV2EncodeOptions& options = {}) {
   std::string out;
   Status st = EncodeRowV2(ids, values, &out, options);
   EXPECT_TRUE(st.ok()) << st.ToString();
   return out;
 }
 
-std::vector<Datum> Decode(std::string_view row, const std::vector<ColumnSpec>& specs,
-                          RowHandle handle = RowHandle::Int(0)) {
+std::vector<Datum> DecodeV2(std::string_view row, const std::vector<ColumnSpec>& specs,
+                            RowHandle handle = RowHandle::Int(0)) {
   std::vector<Datum> out;
   Status st = DecodeRowV2(row, specs, handle, &out);
   EXPECT_TRUE(st.ok()) << st.ToString();
@@ -79,17 +79,17 @@ Code DecodeError(std::string_view row, const std::vector<ColumnSpec>& specs) {
 }
 
 TEST(RowV2Test, EncoderMatchesHandBuiltRow) {
-  EXPECT_EQ(Hex(Encode(GoldenIds(), GoldenValues())), Hex(kGoldenRow));
+  EXPECT_EQ(Hex(EncodeV2(GoldenIds(), GoldenValues())), Hex(kGoldenRow));
   // Input order does not matter.
-  EXPECT_EQ(Encode({7, 3, 5, 1, 6, 2, 4},
-                   {Datum::Uint64(300), Datum::Null(), Datum::Decimal("12.34", 4, 2),
-                    Datum::Int64(1), Datum::Time(kPacked, mysql_type::kDatetime, 0),
-                    Datum::Bytes("abc"), Datum::Float64(1.5)}),
+  EXPECT_EQ(EncodeV2({7, 3, 5, 1, 6, 2, 4},
+                     {Datum::Uint64(300), Datum::Null(), Datum::Decimal("12.34", 4, 2),
+                      Datum::Int64(1), Datum::Time(kPackedV2, mysql_type::kDatetime, 0),
+                      Datum::Bytes("abc"), Datum::Float64(1.5)}),
             kGoldenRow);
 }
 
 TEST(RowV2Test, DecodesHandBuiltRow) {
-  std::vector<Datum> got = Decode(kGoldenRow, GoldenSpecs(), RowHandle::Int(42));
+  std::vector<Datum> got = DecodeV2(kGoldenRow, GoldenSpecs(), RowHandle::Int(42));
   std::vector<Datum> want = GoldenValues();
   want.push_back(Datum::Int64(7));   // absent: default
   want.push_back(Datum::Int64(42));  // handle column: from the key
@@ -138,7 +138,7 @@ TEST(RowV2Test, FinderHandlesAnyRequestOrder) {
 }
 
 TEST(RowV2Test, StringPayloadsAreViewsIntoTheRow) {
-  std::vector<Datum> got = Decode(kGoldenRow, GoldenSpecs());
+  std::vector<Datum> got = DecodeV2(kGoldenRow, GoldenSpecs());
   EXPECT_FALSE(got[1].owns_bytes());
   EXPECT_EQ(got[1].bytes().data(), kGoldenRow.data() + 26);
 }
@@ -151,26 +151,26 @@ TEST(RowV2Test, LargeLayoutByColumnId) {
       "05 78");
   std::vector<int64_t> ids = {1, 300, 256};
   std::vector<Datum> values = {Datum::Int64(5), Datum::Bytes("x"), Datum::Null()};
-  EXPECT_EQ(Hex(Encode(ids, values)), Hex(want));
+  EXPECT_EQ(Hex(EncodeV2(ids, values)), Hex(want));
   std::vector<ColumnSpec> specs = {{.id = 300, .type = mysql_type::kString},
                                    {.id = 256, .type = mysql_type::kLong},
                                    {.id = 1, .type = mysql_type::kLong}};
-  EXPECT_EQ(Decode(want, specs),
+  EXPECT_EQ(DecodeV2(want, specs),
             (std::vector<Datum>{Datum::Bytes("x"), Datum::Null(), Datum::Int64(5)}));
 }
 
 TEST(RowV2Test, LargeLayoutByDataSize) {
   std::string big(70000, 'q');
-  std::string row = Encode({1, 2}, {Datum::Bytes(big), Datum::Int64(-1)});
+  std::string row = EncodeV2({1, 2}, {Datum::Bytes(big), Datum::Int64(-1)});
   EXPECT_EQ(row[1] & row_v2_flag::kLarge, row_v2_flag::kLarge);
-  std::vector<Datum> got = Decode(
+  std::vector<Datum> got = DecodeV2(
       row, {{.id = 1, .type = mysql_type::kLongBlob}, {.id = 2, .type = mysql_type::kLonglong}});
   EXPECT_EQ(got[0].bytes(), big);
   EXPECT_EQ(got[1], Datum::Int64(-1));
 
-  std::string forced = Encode(GoldenIds(), GoldenValues(), {.force_large = true});
+  std::string forced = EncodeV2(GoldenIds(), GoldenValues(), {.force_large = true});
   EXPECT_EQ(forced[1], static_cast<char>(row_v2_flag::kLarge));
-  EXPECT_EQ(Decode(forced, GoldenSpecs()), Decode(kGoldenRow, GoldenSpecs()));
+  EXPECT_EQ(DecodeV2(forced, GoldenSpecs()), DecodeV2(kGoldenRow, GoldenSpecs()));
 }
 
 TEST(RowV2Test, IntegersUseTheSmallestWidth) {
@@ -210,8 +210,9 @@ TEST(RowV2Test, EveryColumnTypeRoundTrips) {
       {{.type = mysql_type::kNewDecimal}, Datum::Decimal("-123.456", 10, 3)},
       {{.type = mysql_type::kDate}, Datum::Time(0x19a5440000000000ULL, mysql_type::kDate, 0)},
       {{.type = mysql_type::kDatetime, .fsp = 6},
-       Datum::Time(kPacked | 7, mysql_type::kDatetime, 6)},
-      {{.type = mysql_type::kTimestamp, .fsp = 3}, Datum::Time(kPacked, mysql_type::kTimestamp, 3)},
+       Datum::Time(kPackedV2 | 7, mysql_type::kDatetime, 6)},
+      {{.type = mysql_type::kTimestamp, .fsp = 3},
+       Datum::Time(kPackedV2, mysql_type::kTimestamp, 3)},
       {{.type = mysql_type::kDuration, .fsp = 2}, Datum::Duration(-3723000000000, 2)},
       {{.type = mysql_type::kEnum}, Datum::Enum(2)},
       {{.type = mysql_type::kSet}, Datum::Set(5)},
@@ -232,7 +233,7 @@ TEST(RowV2Test, EveryColumnTypeRoundTrips) {
     specs.push_back(cases[i].first);
     specs.back().id = static_cast<int64_t>(i + 1);
   }
-  EXPECT_EQ(Decode(Encode(ids, values), specs), values);
+  EXPECT_EQ(DecodeV2(EncodeV2(ids, values), specs), values);
 }
 
 TEST(RowV2Test, HandleColumns) {
@@ -243,25 +244,25 @@ TEST(RowV2Test, HandleColumns) {
       {.id = 21, .type = mysql_type::kVarchar, .is_handle = true, .handle_offset = 1},
       {.id = 1, .type = mysql_type::kLonglong, .is_handle = true},
   };
-  std::vector<Datum> got = Decode(kGoldenRow, specs, RowHandle::Common(common));
+  std::vector<Datum> got = DecodeV2(kGoldenRow, specs, RowHandle::Common(common));
   EXPECT_EQ(got[0], Datum::Int64(11));
   EXPECT_TRUE(got[1].is_null());       // string keys hold sort keys: not restored
   EXPECT_EQ(got[2], Datum::Int64(1));  // a stored value wins over the key
 
   std::vector<ColumnSpec> unsigned_pk = {
       {.id = 9, .type = mysql_type::kLonglong, .is_unsigned = true, .is_handle = true}};
-  EXPECT_EQ(Decode(kGoldenRow, unsigned_pk, RowHandle::Int(-1))[0], Datum::Uint64(~uint64_t{0}));
+  EXPECT_EQ(DecodeV2(kGoldenRow, unsigned_pk, RowHandle::Int(-1))[0], Datum::Uint64(~uint64_t{0}));
 }
 
 TEST(RowV2Test, ChecksumIsSkippedAndExposed) {
   EXPECT_EQ(Crc32("123456789"), 0xCBF43926u);
   std::string key = Unhex("74 80 00 00 00 00 00 00 64 5F 72 80 00 00 00 00 00 00 01");
   std::string row =
-      Encode(GoldenIds(), GoldenValues(), {.checksum_version = 1, .checksum_key = key});
+      EncodeV2(GoldenIds(), GoldenValues(), {.checksum_version = 1, .checksum_key = key});
   ASSERT_EQ(row.size(), kGoldenRow.size() + 5);
   EXPECT_EQ(row[1], static_cast<char>(row_v2_flag::kChecksum));
   EXPECT_EQ(row.substr(2, kGoldenRow.size() - 2), kGoldenRow.substr(2));
-  EXPECT_EQ(Decode(row, GoldenSpecs()), Decode(kGoldenRow, GoldenSpecs()));
+  EXPECT_EQ(DecodeV2(row, GoldenSpecs()), DecodeV2(kGoldenRow, GoldenSpecs()));
   RowV2View view;
   ASSERT_TRUE(RowV2View::Parse(row, &view).ok());
   EXPECT_TRUE(view.has_checksum());
@@ -270,17 +271,17 @@ TEST(RowV2Test, ChecksumIsSkippedAndExposed) {
   EXPECT_EQ(view.checksum(), ComputeRowV2Checksum(view.raw_row(), 1, key));
   EXPECT_NE(view.checksum(), ComputeRowV2Checksum(view.raw_row(), 1, key + "x"));
 
-  std::string extra = Encode(GoldenIds(), GoldenValues(),
-                             {.checksum_version = 2,
-                              .checksum_key = Unhex("80 00 00 00 00 00 00 01"),
-                              .with_extra_checksum = true,
-                              .extra_checksum = 0xDEADBEEF});
+  std::string extra = EncodeV2(GoldenIds(), GoldenValues(),
+                               {.checksum_version = 2,
+                                .checksum_key = Unhex("80 00 00 00 00 00 00 01"),
+                                .with_extra_checksum = true,
+                                .extra_checksum = 0xDEADBEEF});
   ASSERT_EQ(extra.size(), kGoldenRow.size() + 9);
   ASSERT_TRUE(RowV2View::Parse(extra, &view).ok());
   EXPECT_EQ(view.checksum_version(), 2);
   EXPECT_TRUE(view.has_extra_checksum());
   EXPECT_EQ(view.extra_checksum(), 0xDEADBEEFu);
-  EXPECT_EQ(Decode(extra, GoldenSpecs()), Decode(kGoldenRow, GoldenSpecs()));
+  EXPECT_EQ(DecodeV2(extra, GoldenSpecs()), DecodeV2(kGoldenRow, GoldenSpecs()));
 }
 
 TEST(RowV2Test, BadChecksumTails) {
@@ -296,8 +297,8 @@ TEST(RowV2Test, BadChecksumTails) {
 
 TEST(RowV2Test, EveryTruncationIsCorruption) {
   std::string with_checksum =
-      Encode(GoldenIds(), GoldenValues(), {.checksum_version = 1, .checksum_key = "k"});
-  std::string large = Encode(GoldenIds(), GoldenValues(), {.force_large = true});
+      EncodeV2(GoldenIds(), GoldenValues(), {.checksum_version = 1, .checksum_key = "k"});
+  std::string large = EncodeV2(GoldenIds(), GoldenValues(), {.force_large = true});
   for (const std::string& row : {kGoldenRow, with_checksum, large}) {
     for (size_t n = 0; n < row.size(); ++n) {
       EXPECT_EQ(DecodeError(row.substr(0, n), GoldenSpecs()), Code::kCorruption) << n;
@@ -357,7 +358,7 @@ TEST(RowV2Test, EncoderRejectsBadInput) {
 TEST(RowV2Test, DecodeRowDispatchesOnVersion) {
   std::vector<Datum> out;
   ASSERT_TRUE(DecodeRow(kGoldenRow, GoldenSpecs(), RowHandle::Int(42), &out).ok());
-  EXPECT_EQ(out, Decode(kGoldenRow, GoldenSpecs(), RowHandle::Int(42)));
+  EXPECT_EQ(out, DecodeV2(kGoldenRow, GoldenSpecs(), RowHandle::Int(42)));
   EXPECT_EQ(DecodeRow("", GoldenSpecs(), RowHandle::Int(0), &out).code(), Code::kCorruption);
 }
 

@@ -14,7 +14,7 @@ namespace {
 
 using internal::JoinKey;
 
-struct DecodeState {
+struct TomlDecodeState {
   Status status;
   std::map<std::string, int64_t> lines;  // key path -> line, for value errors
 };
@@ -121,7 +121,7 @@ Status Decode(const toml::node& n, const std::string& path, std::vector<T>& out)
 // Visitor over one TOML table; see schema.h.
 class TomlDecoder {
  public:
-  TomlDecoder(const toml::table& table, std::string prefix, DecodeState& state)
+  TomlDecoder(const toml::table& table, std::string prefix, TomlDecodeState& state)
       : table_(table), prefix_(std::move(prefix)), state_(state) {}
 
   template <typename T>
@@ -193,7 +193,7 @@ class TomlDecoder {
 
   const toml::table& table_;
   std::string prefix_;
-  DecodeState& state_;
+  TomlDecodeState& state_;
   std::set<std::string, std::less<>> known_;
 };
 
@@ -217,7 +217,7 @@ Result<toml::table> ParseDocument(std::string_view text) {
 Result<ReplicaConfig> ParseReplicaConfigToml(std::string_view text) {
   ASSIGN_OR_RETURN(toml::table doc, ParseDocument(text));
   ReplicaConfig config;
-  DecodeState state;
+  TomlDecodeState state;
   TomlDecoder top(doc, "", state);
   internal::VisitReplicaConfig(top, config);
   top.Finish();

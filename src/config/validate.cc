@@ -18,7 +18,7 @@ constexpr std::array<std::string_view, 13> kProtocols = {
     "default",       "canal", "avro",     "flat-avro",     "maxwell", "canal-json", "craft",
     "open-protocol", "csv",   "debezium", "debezium-avro", "simple",  "open"};
 
-std::string Lower(std::string_view s) {
+std::string LowerAscii(std::string_view s) {
   std::string out(s);
   for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
@@ -88,11 +88,13 @@ std::optional<FieldError> CheckSinkClients(const SinkConfig& s) {
 }
 
 std::optional<FieldError> CheckSink(const SinkConfig& s) {
-  if (s.protocol.has_value() && !s.protocol->empty() && !OneOf(Lower(*s.protocol), kProtocols)) {
+  if (s.protocol.has_value() && !s.protocol->empty() &&
+      !OneOf(LowerAscii(*s.protocol), kProtocols)) {
     return FieldError{"sink.protocol", Expected(*s.protocol, kProtocols)};
   }
   CHECK_ONE_OF("sink.transaction-atomicity", s.transaction_atomicity, "", "none", "table");
-  CHECK_ONE_OF("sink.date-separator", Lower(s.date_separator), "", "none", "year", "month", "day");
+  CHECK_ONE_OF("sink.date-separator", LowerAscii(s.date_separator), "", "none", "year", "month",
+               "day");
   if (s.encoder_concurrency < 0) return FieldError{"sink.encoder-concurrency", "must be >= 0"};
   for (size_t i = 0; i < s.dispatchers.size(); ++i) {
     if (!s.dispatchers[i].dispatcher.empty() && !s.dispatchers[i].partition.empty()) {

@@ -7,7 +7,7 @@
 namespace sluice::model {
 namespace {
 
-Job MustParse(const testdocs::JobDoc& doc) {
+Job MustParseArgsJob(const testdocs::JobDoc& doc) {
   auto job = ParseJob(testdocs::JobText(doc));
   EXPECT_TRUE(job.ok()) << job.status().ToString();
   return job.ok() ? *job : Job{};
@@ -24,7 +24,7 @@ Job JobWithArgs(ActionType type, int64_t version, JsonValue args) {
 }
 
 TEST(RenameTableArgsTest, ReadsVersionOnePositionalArguments) {
-  auto args = GetRenameTableArgs(MustParse(testdocs::RenameTableJob()));
+  auto args = GetRenameTableArgs(MustParseArgsJob(testdocs::RenameTableJob()));
   ASSERT_TRUE(args.ok()) << args.status().ToString();
   EXPECT_EQ(args->old_schema_id, 100);
   EXPECT_EQ(args->old_schema_name, CIStr::From("shop"));
@@ -85,7 +85,7 @@ TEST(RenameTableArgsTest, WrongShapesAreCorruption) {
 }
 
 TEST(RenameTablesArgsTest, ReadsVersionOneParallelArrays) {
-  auto items = GetRenameTablesArgs(MustParse(testdocs::RenameTablesJob()));
+  auto items = GetRenameTablesArgs(MustParseArgsJob(testdocs::RenameTablesJob()));
   ASSERT_TRUE(items.ok()) << items.status().ToString();
   ASSERT_EQ(items->size(), 2u);
   EXPECT_EQ((*items)[1], (RenameTablesItem{100, CIStr::From("shop"), CIStr::From("a"), 101,
@@ -124,7 +124,7 @@ TEST(RenameTablesArgsTest, MakeRoundTripsInBothVersions) {
 }
 
 TEST(ExchangePartitionArgsTest, ReadsAndMakesBothVersions) {
-  auto parsed = GetExchangePartitionArgs(MustParse(testdocs::ExchangePartitionJob()));
+  auto parsed = GetExchangePartitionArgs(MustParseArgsJob(testdocs::ExchangePartitionJob()));
   ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
   const ExchangePartitionArgs expected{201, 100, 200, "p0", true};
   EXPECT_EQ(*parsed, expected);
@@ -137,14 +137,14 @@ TEST(ExchangePartitionArgsTest, ReadsAndMakesBothVersions) {
 }
 
 TEST(FinishedDroppedIdsTest, ReadsFromFinishedJobs) {
-  EXPECT_EQ(*GetFinishedDroppedIds(MustParse(testdocs::DropSchemaJob())),
+  EXPECT_EQ(*GetFinishedDroppedIds(MustParseArgsJob(testdocs::DropSchemaJob())),
             (std::vector<int64_t>{110, 200, 201, 202}));
-  EXPECT_EQ(*GetFinishedDroppedIds(MustParse(testdocs::DropPartitionJob())),
+  EXPECT_EQ(*GetFinishedDroppedIds(MustParseArgsJob(testdocs::DropPartitionJob())),
             (std::vector<int64_t>{202}));
-  EXPECT_EQ(*GetFinishedDroppedIds(MustParse(testdocs::TruncatePartitionJob())),
+  EXPECT_EQ(*GetFinishedDroppedIds(MustParseArgsJob(testdocs::TruncatePartitionJob())),
             (std::vector<int64_t>{201}));
-  EXPECT_TRUE(GetFinishedDroppedIds(MustParse(testdocs::DropTableJob()))->empty());
-  EXPECT_TRUE(GetFinishedDroppedIds(MustParse(testdocs::TruncateTableJob()))->empty());
+  EXPECT_TRUE(GetFinishedDroppedIds(MustParseArgsJob(testdocs::DropTableJob()))->empty());
+  EXPECT_TRUE(GetFinishedDroppedIds(MustParseArgsJob(testdocs::TruncateTableJob()))->empty());
 }
 
 TEST(FinishedDroppedIdsTest, MakeWritesTiDBVersionOneShapes) {
@@ -181,9 +181,9 @@ TEST(FinishedDroppedIdsTest, MakeRoundTripsForEveryRecordingAction) {
 
 TEST(FinishedDroppedIdsTest, RejectsOtherActionsUnfinishedJobsAndBadIds) {
   EXPECT_FALSE(RecordsDroppedIds(ActionType::kAddColumn));
-  EXPECT_EQ(GetFinishedDroppedIds(MustParse(testdocs::AddColumnJob())).status().code(),
+  EXPECT_EQ(GetFinishedDroppedIds(MustParseArgsJob(testdocs::AddColumnJob())).status().code(),
             Code::kInvalidArgument);
-  Job running = MustParse(testdocs::DropSchemaJob());
+  Job running = MustParseArgsJob(testdocs::DropSchemaJob());
   running.state = JobState::kRunning;
   EXPECT_EQ(GetFinishedDroppedIds(running).status().code(), Code::kInvalidArgument);
   const Job bad = JobWithArgs(ActionType::kDropTablePartition, 1, JsonValue::parse(R"([["x"]])"));
