@@ -359,7 +359,8 @@ class NoopConsumer final : public KvConsumer {
 class BenchHost final : public RegionWorkerHost {
  public:
   BenchHost(const SpanPipelineOptions& options, Progress* progress)
-      : progress_(progress), pipeline_(options, [progress](SubscriptionId, const Status& status) {
+      : progress_(progress),
+        pipeline_(options, [progress](SubscriptionId, const Status& status, bool) {
           progress->Fail(status.WithContext("span pipeline"));
         }) {}
   SpanPipeline& pipeline() { return pipeline_; }

@@ -16,6 +16,7 @@
 
 #include "checker/storage_state.h"
 #include "datapath/scenario_fixture.h"
+#include "eventstore/fault_file_system.h"
 #include "logpuller/puller_workload.h"
 #include "sink/storage/storage_sink.h"
 
@@ -48,6 +49,42 @@ TEST(DataPathScenarioTest, MysqlUnderFaultsMatchesGroundTruth) {
     CheckMysql(sc, uri, *ckpt);
     sc.TearDown();
   }
+}
+
+// The event store's disk fails for a while mid-run: writes refused after
+// failed flushes reach the puller as failures, the affected subscriptions
+// restart from their last published resolved ts, and once the disk works
+// again everything arrives, exactly once in effect, in MariaDB.
+TEST(DataPathScenarioTest, MysqlOnAFailingEventStoreDiskMatchesGroundTruth) {
+  const char* uri = std::getenv("SLUICE_TEST_MYSQL");
+  if (uri == nullptr) GTEST_SKIP() << "SLUICE_TEST_MYSQL is not set";
+  uint64_t seed = logpuller::testing::ScenarioSeeds().front() + 200;
+  DataPathScenario sc(seed, testing::ScenarioWorkload(seed, kDatabase));
+  sc.SetUpCluster();
+  ASSERT_TRUE(sc.PrepareMysql(uri).ok());
+  auto sink = sc.MysqlSink(uri, sc.start());
+  ASSERT_TRUE(sink.ok()) << sink.status().ToString();
+  auto disk = std::make_shared<eventstore::testing::FaultFileSystem>();
+  auto path =
+      sc.StartPath(sink->get(), sc.start(), eventstore::testing::FaultFileSystem::NewEnv(disk));
+  ASSERT_TRUE(path.ok()) << path.status().ToString();
+  sc.RunWorkload(
+      60, [&] { disk->Arm(); }, /*faults=*/false);
+  // Writes go on while the disk fails, until the store has refused some.
+  for (int i = 0; i < 200 && (*path)->store_stats().write_failures == 0; ++i) {
+    sc.RunWorkload(10, nullptr, /*faults=*/false);
+  }
+  EXPECT_GT(disk->failures(), 0u);
+  EXPECT_GT((*path)->store_stats().write_failures, 0u);
+  disk->Disarm();
+  sc.RunWorkload(60, nullptr);
+  auto ckpt = sc.WaitCaughtUp(**path, kWait);
+  ASSERT_TRUE(ckpt.ok()) << ckpt.status().ToString();
+  EXPECT_TRUE((*path)->status().ok()) << (*path)->status().ToString();
+  (*path)->Stop();
+  (*sink)->Close();
+  CheckMysql(sc, uri, *ckpt);
+  sc.TearDown();
 }
 
 TEST(DataPathScenarioTest, MysqlRestartFromCheckpointMatchesGroundTruth) {

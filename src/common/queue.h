@@ -47,7 +47,9 @@ class QueueCore {
       not_full_.SignalAll();
     });
     MutexLock lock(&mu_);
+    ++blocked_pushers_;
     while (FullLocked() && !closed_ && !token.cancelled()) not_full_.Wait(&mu_);
+    --blocked_pushers_;
     if (closed_) return Cancelled("queue closed");
     if (token.cancelled()) return Cancelled("queue push cancelled");
     PushLocked(std::move(item));
@@ -125,6 +127,12 @@ class QueueCore {
 
   size_t capacity() const { return capacity_; }
 
+  // Callers of Push() waiting for room now.
+  size_t blocked_pushers() const EXCLUDES(mu_) {
+    MutexLock lock(&mu_);
+    return blocked_pushers_;
+  }
+
  private:
   bool FullLocked() const REQUIRES(mu_) { return capacity_ != 0 && items_.size() >= capacity_; }
 
@@ -146,6 +154,7 @@ class QueueCore {
   CondVar not_full_;
   std::deque<T> items_ GUARDED_BY(mu_);
   bool closed_ GUARDED_BY(mu_) = false;
+  size_t blocked_pushers_ GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace queue_internal
@@ -186,6 +195,8 @@ class BoundedMpscQueue {
   bool closed() const { return core_.closed(); }
   size_t size() const { return core_.size(); }
   size_t capacity() const { return core_.capacity(); }
+  // Producers blocked in Push() now (a snapshot, for tests and metrics).
+  size_t blocked_pushers() const { return core_.blocked_pushers(); }
 
  private:
   queue_internal::QueueCore<T> core_;

@@ -44,6 +44,7 @@ rocksdb::Options DbOptions(const EventStoreOptions& options,
   db.create_if_missing = true;
   db.error_if_exists = true;
   db.write_buffer_size = options.memtable_bytes;
+  if (options.env != nullptr) db.env = options.env.get();
   // Without a WAL the memtable is lost on close anyway; the store is wiped
   // on the next Open, so flushing it at shutdown would be wasted work.
   db.avoid_flush_during_shutdown = true;
@@ -301,7 +302,6 @@ Status EventStore::Impl::ValidateScan(const SubscriptionState& sub, Ts from, Ts 
   Ts checkpoint{kMaxTs};
   {
     MutexLock lock(&sub.mu);
-    if (!sub.write_error_.ok()) return sub.write_error_;
     for (const auto& [id, reader] : sub.readers_)
       checkpoint = std::min(checkpoint, reader.checkpoint);
   }
@@ -367,7 +367,7 @@ Status EventStore::Impl::SubscriptionStatus(DispatcherId id) const {
   }
   if (sub == nullptr) return NotFound("event store: unknown dispatcher");
   MutexLock lock(&sub->mu);
-  return sub->write_error_.ok() ? sub->puller_error_ : sub->write_error_;
+  return sub->puller_error_;
 }
 
 EventStoreStats EventStore::Impl::stats() const {
@@ -375,6 +375,7 @@ EventStoreStats EventStore::Impl::stats() const {
   s.entries_written = counters_->entries_written.load();
   s.entries_dropped_late = counters_->entries_dropped_late.load();
   s.entries_dropped_closed = counters_->entries_dropped_closed.load();
+  s.write_failures = counters_->write_failures.load();
   s.gc_delete_ranges = counters_->gc_delete_ranges.load();
   s.gc_passes = counters_->gc_passes.load();
   s.compactions = counters_->compactions.load();

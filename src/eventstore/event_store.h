@@ -32,6 +32,10 @@
 #include "common/strong_id.h"
 #include "logpuller/consumer.h"
 
+namespace rocksdb {
+class Env;
+}  // namespace rocksdb
+
 namespace sluice::eventstore {
 
 struct EventStoreOptions {
@@ -52,6 +56,9 @@ struct EventStoreOptions {
   size_t compact_every_gc_passes = 60;
   Clock* clock = Clock::Real();
   logpuller::SubscribeOptions subscribe;  // Passed to the puller.
+  // The RocksDB environment (file system) the instances run on; null: the
+  // default. Tests pass one that fails writes on command.
+  std::shared_ptr<rocksdb::Env> env;
   // Test hook: runs on a write worker before each round of writes.
   std::function<void()> before_write_round_for_testing;
 };
@@ -99,6 +106,7 @@ struct EventStoreStats {
   uint64_t entries_written = 0;
   uint64_t entries_dropped_late = 0;    // commit ts <= published resolved ts
   uint64_t entries_dropped_closed = 0;  // subscription removed before the write
+  uint64_t write_failures = 0;          // batches whose RocksDB write failed
   uint64_t gc_delete_ranges = 0;        // DeleteRange calls (GC and removals)
   uint64_t gc_passes = 0;
   uint64_t compactions = 0;
@@ -139,13 +147,12 @@ class EventStore {
   // resolved ts, else kInvalidArgument. With a cursor, the scan resumes
   // after the cursor inside commit ts == from (cursor->commit_ts must equal
   // from, and from must be > checkpoint since those rows must still exist).
-  // kNotFound for an unknown reader; the write error if a batch of the
-  // subscription failed to persist.
+  // kNotFound for an unknown reader.
   Result<std::unique_ptr<EventIterator>> GetIterator(
       DispatcherId id, Ts from, Ts to, std::optional<ScanCursor> cursor = std::nullopt);
 
-  // OK, the subscription's error (reported by the puller or from a failed
-  // write), or kNotFound for an unknown reader.
+  // OK, the subscription's error (reported by the puller, which includes
+  // writes that kept failing), or kNotFound for an unknown reader.
   Status SubscriptionStatus(DispatcherId id) const;
 
   EventStoreStats stats() const;

@@ -40,6 +40,7 @@ struct StoreCounters {
   std::atomic<uint64_t> entries_written{0};
   std::atomic<uint64_t> entries_dropped_late{0};
   std::atomic<uint64_t> entries_dropped_closed{0};
+  std::atomic<uint64_t> write_failures{0};
   std::atomic<uint64_t> gc_delete_ranges{0};
   std::atomic<uint64_t> gc_passes{0};
   std::atomic<uint64_t> compactions{0};
@@ -89,7 +90,8 @@ struct SubscriptionState {
   // Called by a write worker once a task of this subscription is done
   // (written, or skipped because the subscription closed). A failed write
   // is remembered as the subscription's write error (the first one wins).
-  void FinishWrite(const Status& status) EXCLUDES(mu);
+  // A queued write is done (written, failed or dropped).
+  void FinishWrite() EXCLUDES(mu);
   // Sets `persist_urgent`, keeping the writer's count of urgent
   // subscriptions in step.
   void SetPersistUrgentLocked(bool urgent) REQUIRES(mu);
@@ -109,7 +111,9 @@ struct SubscriptionState {
   bool closed_ GUARDED_BY(mu) = false;        // No more writes are queued.
   size_t pending_writes_ GUARDED_BY(mu) = 0;  // Queued or being written.
   std::map<DispatcherId, Reader> readers_ GUARDED_BY(mu);
-  Status write_error_ GUARDED_BY(mu);
+  // A failed write is not kept here: its batch's persisted callback carries
+  // the error, so the puller never publishes a resolved ts over it (it
+  // restarts the subscription from the last published one, or fails it).
   Status puller_error_ GUARDED_BY(mu);
   // GC thread only: the smallest commit ts GC has not deleted (nothing
   // <= start ts is ever written).
@@ -182,6 +186,9 @@ class DbWriter {
   void WorkerLoop();
   void WriteTasks(std::vector<WriteTask>* tasks, SortedBatch* sorted);
   Status WriteSorted(SortedBatch* sorted);
+  // Clears RocksDB's background error after a failed write, if it can;
+  // true if the store accepts writes again.
+  bool TryResume(const Status& write_error);
 
   const std::shared_ptr<DbHandle> db_;
   const size_t max_batch_entries_;

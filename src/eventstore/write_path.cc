@@ -43,6 +43,7 @@ Status FromRocks(const rocksdb::Status& status, std::string_view what) {
   if (status.ok()) return Status::Ok();
   std::string msg = std::string(what) + ": " + status.ToString();
   if (status.IsCorruption()) return Corruption(std::move(msg));
+  if (status.IsNoSpace()) return ResourceExhausted("disk full: " + msg);
   return IoError(std::move(msg));
 }
 
@@ -52,10 +53,9 @@ void SubscriptionState::SetPersistUrgentLocked(bool urgent) {
   }
 }
 
-void SubscriptionState::FinishWrite(const Status& status) {
+void SubscriptionState::FinishWrite() {
   MutexLock lock(&mu);
   --pending_writes_;
-  if (!status.ok() && write_error_.ok()) write_error_ = status;
 }
 
 // ---- SubscriptionConsumer ----
@@ -147,6 +147,11 @@ Status DbWriter::WriteSorted(SortedBatch* sorted) {
     if (!st.ok()) break;
   }
   if (st.ok()) st = FromRocks(db_->db->Write(db_->write_options, &batch), "event store write");
+  // A refused write (a background error, e.g. a failed flush) is tried once
+  // more if RocksDB resumes; otherwise the batch's callbacks get the error.
+  if (!st.ok() && TryResume(st)) {
+    st = FromRocks(db_->db->Write(db_->write_options, &batch), "event store write");
+  }
   // Both copies of a large batch are freed rather than kept for the next.
   if (batch.GetDataSize() > kMaxKeptBuffer) {
     batch = rocksdb::WriteBatch();
@@ -160,6 +165,26 @@ Status DbWriter::WriteSorted(SortedBatch* sorted) {
     buffer.clear();
   }
   return st;
+}
+
+// After a failed write RocksDB refuses writes until its background error is
+// cleared: Resume() retries the failed flush. If the fault is still there
+// the next write fails again, and its subscription restarts later (with
+// backoff) to try once more.
+bool DbWriter::TryResume(const Status& write_error) {
+  rocksdb::Status resumed = db_->db->Resume();
+  if (resumed.ok()) {
+    LOG_WARN("event store: write failed ({}); the store resumed", write_error.ToString());
+    return true;
+  }
+  if (resumed.IsBusy()) {
+    // RocksDB's own recovery (a full disk) is running; it resumes by itself.
+    LOG_DEBUG("event store: write failed ({}); recovery in progress", write_error.ToString());
+  } else {
+    LOG_WARN("event store: write failed ({}); resume failed: {}", write_error.ToString(),
+             resumed.ToString());
+  }
+  return false;
 }
 
 DbWriter::DbWriter(std::shared_ptr<DbHandle> db, size_t max_batch_entries,
@@ -189,7 +214,7 @@ void DbWriter::Stop() {
   std::vector<WriteTask> rest;
   queue_.TakeAll(&rest);
   for (WriteTask& task : rest) {
-    task.sub->FinishWrite(Status::Ok());
+    task.sub->FinishWrite();
     counters_->AddDroppedClosed(task.entries.size());
     task.persisted();
   }
@@ -255,6 +280,7 @@ void DbWriter::WriteTasks(std::vector<WriteTask>* tasks, SortedBatch* sorted) {
     } else if (results[i].ok()) {
       written += task.entries.size();
     } else {
+      counters_->write_failures.fetch_add(1, std::memory_order_relaxed);
       LOG_ERROR("event store subscription {}: write failed: {}", task.sub->store_id,
                 results[i].ToString());
     }
@@ -264,8 +290,8 @@ void DbWriter::WriteTasks(std::vector<WriteTask>* tasks, SortedBatch* sorted) {
   // Callbacks run after every write of this round and outside any lock.
   for (size_t i = 0; i < n; ++i) {
     WriteTask& task = (*tasks)[i];
-    task.sub->FinishWrite(results[i]);
-    task.persisted();
+    task.sub->FinishWrite();
+    task.persisted(results[i]);
   }
 }
 

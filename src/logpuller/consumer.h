@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <concepts>
 #include <functional>
 #include <memory>
 
@@ -15,10 +16,34 @@
 namespace sluice::logpuller {
 
 // Called exactly once per batch handed to ConsumeKvEvents(), from any thread,
-// once the batch is durable in the consumer (or dropped because the consumer
-// is closing). It never blocks: the puller's implementation only enqueues a
-// signal. The consumer must not hold its own locks while calling it.
-using PersistedCallback = std::function<void()>;
+// with the batch's outcome: OK once the batch is durable in the consumer (or
+// dropped because the consumer is closing), an error when the consumer could
+// not store it (a failed write). A failed batch is never covered by a
+// published resolved ts: the puller fails or restarts the subscription from
+// its last published resolved ts. It never blocks: the puller's
+// implementation only enqueues a signal. The consumer must not hold its own
+// locks while calling it.
+class PersistedCallback {
+ public:
+  PersistedCallback() = default;
+  // A callback told the outcome.
+  template <typename F>
+  requires std::invocable<F&, const Status&> PersistedCallback(F fn)
+      : fn_(std::move(fn)) {}  // NOLINT(google-explicit-constructor)
+  // A callback for a consumer side that only ever succeeds (tests, tools):
+  // it runs on OK and on an error alike.
+  template <typename F>
+  requires(std::invocable<F&> && !std::invocable<F&, const Status&>)
+      PersistedCallback(F fn)  // NOLINT(google-explicit-constructor)
+      : fn_([fn = std::move(fn)](const Status&) mutable { fn(); }) {}
+
+  void operator()() { fn_(Status::Ok()); }
+  void operator()(const Status& status) { fn_(status); }
+  explicit operator bool() const { return static_cast<bool>(fn_); }
+
+ private:
+  std::function<void(const Status&)> fn_;
+};
 
 // Receives one subscription's output. Calls for one subscription are
 // serialised by the puller (never concurrent with each other), but may come
@@ -29,7 +54,8 @@ class KvConsumer {
 
   // Takes ownership of a batch of committed changes (commit ts order is NOT
   // guaranteed across regions). May apply back-pressure by blocking briefly,
-  // but must call `persisted` exactly once, eventually, on every path.
+  // but must call `persisted` exactly once, eventually, on every path, with
+  // an error if the batch could not be stored.
   virtual void ConsumeKvEvents(KvBatch batch, PersistedCallback persisted) = 0;
 
   // The subscription's resolved ts: every change with commit ts <= ts that

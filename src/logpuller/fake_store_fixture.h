@@ -66,6 +66,9 @@ struct StartOptions {
   size_t region_workers = 2;
   size_t scan_window = 32;
   std::chrono::milliseconds scan_yield_max{1000};
+  size_t pipeline_workers = 0;    // 0: the pipeline's default.
+  size_t pipeline_queue = 4096;   // Data messages per pipeline worker.
+  int max_persist_restarts = 10;  // SubscriptionClientOptions'.
 };
 
 class FakeStoreClientTest : public ::testing::Test {
@@ -88,6 +91,9 @@ class FakeStoreClientTest : public ::testing::Test {
     options.client.scheduler.streams_per_store = 1;
     options.client.scheduler.scan_window_per_store = start.scan_window;
     options.client.scan_yield_max = start.scan_yield_max;
+    options.client.pipeline.num_workers = start.pipeline_workers;
+    options.client.pipeline.queue_capacity = start.pipeline_queue;
+    options.client.max_persist_restarts = start.max_persist_restarts;
     options.client.scheduler.backoff_base = std::chrono::milliseconds(5);
     options.client.scheduler.backoff_max = std::chrono::milliseconds(100);
     options.client.restart_backoff_base = std::chrono::milliseconds(5);

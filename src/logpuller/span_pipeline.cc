@@ -89,13 +89,16 @@ struct Metrics {
 
 // A message on a worker's unbounded control queue.
 struct Control {
-  enum class Kind { kRegister, kUnregister, kPersisted, kLost };
+  // kFailed: the consumer could not store the batch; kLost: it destroyed
+  // the callback without calling it.
+  enum class Kind { kRegister, kUnregister, kPersisted, kFailed, kLost };
   Kind kind;
   SubscriptionId id;
   uint64_t generation = 0;
-  uint64_t seq = 0;                      // kPersisted, kLost.
+  uint64_t seq = 0;                      // kPersisted, kFailed, kLost.
   std::shared_ptr<KvConsumer> consumer;  // kRegister.
   Ts start_ts;                           // kRegister.
+  Status status;                         // kFailed.
 };
 
 // A message on a worker's bounded data queue: a batch or a resolved ts.
@@ -210,7 +213,7 @@ class BatchTicket {
   }
 
   // The persisted callback. Never blocks.
-  void OnPersisted() {
+  void OnPersisted(const Status& status) {
     if (called_.exchange(true)) {
       shared_->duplicate_callbacks += 1;
       shared_->metrics.duplicate_callbacks->Inc();
@@ -218,11 +221,11 @@ class BatchTicket {
                 batch_.id.value(), batch_.seq);
       return;
     }
-    Finish(Control::Kind::kPersisted);
+    Finish(status.ok() ? Control::Kind::kPersisted : Control::Kind::kFailed, status);
   }
 
  private:
-  void Finish(Control::Kind kind) {
+  void Finish(Control::Kind kind, const Status& status = Status::Ok()) {
     uint64_t bytes = lease_.bytes();
     lease_.Release();
     shared_->metrics.in_flight_bytes.Add(-static_cast<int64_t>(bytes));
@@ -230,6 +233,7 @@ class BatchTicket {
     // Fails only after Stop(); the quota is back already, nothing else to do.
     Control signal = batch_;
     signal.kind = kind;
+    signal.status = status;
     shared_->mailboxes[worker_]->Post(std::move(signal));
   }
 
@@ -263,7 +267,7 @@ class Worker {
     uint64_t generation = shared_->next_generation.fetch_add(1);
     // Posted under mu_, so the worker sees one id's registrations in the
     // order the registry records them.
-    Control msg{Control::Kind::kRegister, id, generation, 0, std::move(consumer), start_ts};
+    Control msg{Control::Kind::kRegister, id, generation, 0, std::move(consumer), start_ts, {}};
     if (!mailbox_->Post(std::move(msg))) return Cancelled("span pipeline stopped");
     generations_[id] = generation;
     return Status::Ok();
@@ -273,7 +277,7 @@ class Worker {
     MutexLock lock(&mu_);
     auto it = generations_.find(id);
     if (it == generations_.end()) return;
-    mailbox_->Post(Control{Control::Kind::kUnregister, id, it->second, 0, nullptr, Ts()});
+    mailbox_->Post(Control{Control::Kind::kUnregister, id, it->second, 0, nullptr, Ts(), {}});
     generations_.erase(it);
   }
 
@@ -292,6 +296,7 @@ class Worker {
   }
   void CloseDataQueue() { data_.Close(); }
   size_t QueuedData() const { return data_.size(); }
+  size_t BlockedProducers() const { return data_.blocked_pushers(); }
 
   std::vector<SpanPipeline::Stall> CheckStalls(Clock::TimePoint now) EXCLUDES(mu_) {
     std::vector<SpanPipeline::Stall> stalls;
@@ -461,6 +466,12 @@ class Worker {
     }
     if (state.unregistered) {
       if (state.outstanding.empty()) DropState(states_.find(msg.id));
+    } else if (msg.kind == Control::Kind::kFailed) {
+      // Nothing at or after this batch may be published: the subscription
+      // fails, and its owner restarts it from the last published ts.
+      // The consumer is not told: the owner decides (a restart keeps it).
+      Fail(msg.id, msg.status.WithContext("persisting batch seq " + std::to_string(msg.seq)),
+           /*notify_consumer=*/false);
     } else if (msg.kind == Control::Kind::kLost) {
       // The batch will never be persisted: no later barrier can be honoured.
       Fail(msg.id, Internal("consumer destroyed the persisted callback of batch seq " +
@@ -490,9 +501,11 @@ class Worker {
       MutexLock lock(&mu_);
       handed_[StallKey(id.value(), state.generation, seq)] = StallEntry{options_.clock->Now()};
     }
-    Control batch{Control::Kind::kPersisted, id, state.generation, seq, nullptr, Ts()};
+    Control batch{Control::Kind::kPersisted, id, state.generation, seq, nullptr, Ts(), {}};
     auto ticket = std::make_shared<BatchTicket>(shared_, index_, batch, std::move(msg.lease));
-    PersistedCallback persisted = [ticket = std::move(ticket)] { ticket->OnPersisted(); };
+    PersistedCallback persisted = [ticket = std::move(ticket)](const Status& status) {
+      ticket->OnPersisted(status);
+    };
     std::shared_ptr<KvConsumer> consumer = state.consumer;  // `state` may go in Fail().
     Status status = CallConsumer("ConsumeKvEvents", [&] {
       consumer->ConsumeKvEvents(std::move(msg.batch), std::move(persisted));
@@ -539,7 +552,7 @@ class Worker {
     NoteFirstPublish(state);  // After the consumer heard of it.
   }
 
-  void Fail(SubscriptionId id, const Status& status) EXCLUDES(mu_) {
+  void Fail(SubscriptionId id, const Status& status, bool notify_consumer = true) EXCLUDES(mu_) {
     auto it = states_.find(id);
     if (it == states_.end()) return;
     LOG_WARN("span pipeline: subscription {} failed: {}", id.value(), status.ToString());
@@ -552,12 +565,14 @@ class Worker {
       if (g != generations_.end() && g->second == generation) generations_.erase(g);
     }
     shared_->metrics.failures->Inc();
-    CallConsumer("OnSubscriptionError", [&] {
-      consumer->OnSubscriptionError(status);
-    }).IgnoreError();
+    if (notify_consumer) {
+      CallConsumer("OnSubscriptionError", [&] {
+        consumer->OnSubscriptionError(status);
+      }).IgnoreError();
+    }
     if (!*on_failure_) return;
     try {
-      (*on_failure_)(id, status);
+      (*on_failure_)(id, status, /*consumer_told=*/notify_consumer);
     } catch (...) {
       LOG_ERROR("span pipeline: failure handler threw for subscription {}", id.value());
     }
@@ -736,6 +751,11 @@ size_t SpanPipeline::QuotaWaiters() const { return shared_->quota.NumWaiting(); 
 size_t SpanPipeline::QueuedDataMessages() const {
   size_t total = 0;
   for (const auto& worker : workers_) total += worker->QueuedData();
+  return total;
+}
+size_t SpanPipeline::BlockedProducers() const {
+  size_t total = 0;
+  for (const auto& worker : workers_) total += worker->BlockedProducers();
   return total;
 }
 uint64_t SpanPipeline::DuplicateCallbacks() const { return shared_->duplicate_callbacks.load(); }

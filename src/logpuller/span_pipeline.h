@@ -1,7 +1,8 @@
 // SpanPipeline: delivers a subscription's data batches to its KvConsumer
 // without waiting for earlier batches to be persisted, and publishes the
 // subscription's resolved ts only once every batch received before that
-// resolved signal is persisted (ARCHITECTURE.md invariant 1, the barrier).
+// resolved signal is persisted (docs/architecture.md, "Invariants":
+// persisted before resolved; docs/design/span-pipeline.md).
 //
 // Model. Each subscription has a data sequence: EnqueueData() gives the next
 // seq to a batch and the worker hands it to ConsumeKvEvents() at once, with a
@@ -49,7 +50,12 @@
 // Failures. A consumer call that throws, a callback destroyed without being
 // called, or an impossible persisted seq fails only that subscription: its
 // state is dropped, the consumer gets OnSubscriptionError() and the
-// FailureHandler is called (both from the worker thread).
+// FailureHandler is called (both from the worker thread). A batch whose
+// callback reports an error (the consumer could not store it) fails the
+// subscription the same way, except that the consumer is not told: nothing
+// at or after that batch is published, its quota is released, and the
+// FailureHandler decides whether to register it again (from its last
+// published ts) or to fail it for good.
 //
 // Every public method is thread-safe.
 #pragma once
@@ -102,10 +108,12 @@ struct SpanPipelineOptions {
 
 class SpanPipeline {
  public:
-  // Called from a worker thread when a subscription fails. Must not block
-  // and must not call Stop(), EnqueueData() or EnqueueResolved();
-  // Unregister() and Register() are fine.
-  using FailureHandler = std::function<void(SubscriptionId, const Status&)>;
+  // Called from a worker thread when a subscription fails, with whether the
+  // consumer was told (OnSubscriptionError); it was not when the consumer
+  // reported that it could not store a batch. Must not block and must not
+  // call Stop(), EnqueueData() or EnqueueResolved(); Unregister() and
+  // Register() are fine.
+  using FailureHandler = std::function<void(SubscriptionId, const Status&, bool consumer_told)>;
 
   struct Stall {
     SubscriptionId id;
@@ -180,6 +188,7 @@ class SpanPipeline {
   uint64_t QuotaInFlight() const;        // Quota held: queued plus in flight.
   size_t QuotaWaiters() const;           // Producers blocked on the quota.
   size_t QueuedDataMessages() const;     // Data and resolved messages queued.
+  size_t BlockedProducers() const;       // Callers blocked on a full worker queue.
   uint64_t DuplicateCallbacks() const;   // Persisted callbacks called twice.
   size_t FirstPublishesPending() const;  // Subscriptions whose first publish waits.
   size_t FirstPublishWaiters() const;    // Threads in AwaitFirstPublishes().

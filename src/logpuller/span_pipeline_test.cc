@@ -240,7 +240,9 @@ TEST_F(SpanPipelineTest, UnregisterReturnsWhileTheWorkerQueueIsFullAndAProducerI
     status = Data(kSub, 3);
     producer_done.Notify();
   });
-  EXPECT_FALSE(producer_done.WaitFor(milliseconds(20)));  // Blocked on the full queue.
+  // Blocked on the full queue.
+  ASSERT_TRUE(PollUntil([&] { return pipeline_->BlockedProducers() == 1; }, kWait));
+  EXPECT_FALSE(producer_done.WaitFor(milliseconds(0)));
   std::thread unregister([&] {
     pipeline_->Unregister(kSub);
     unregistered.Notify();

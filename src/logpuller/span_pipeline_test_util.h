@@ -152,10 +152,11 @@ class SpanPipelineTest : public ::testing::Test {
 
   // Starts a pipeline with a probe subscription used by Sync().
   void Start(SpanPipelineOptions options) {
-    pipeline_ = std::make_unique<SpanPipeline>(options, [this](SubscriptionId id, const Status& s) {
-      MutexLock lock(&failures_mu_);
-      failures_.emplace_back(id, s);
-    });
+    pipeline_ =
+        std::make_unique<SpanPipeline>(options, [this](SubscriptionId id, const Status& s, bool) {
+          MutexLock lock(&failures_mu_);
+          failures_.emplace_back(id, s);
+        });
     pipeline_->Start();
     ASSERT_TRUE(pipeline_->Register(kProbe, probe_, Ts(0)).ok());
   }

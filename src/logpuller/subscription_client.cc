@@ -30,7 +30,9 @@ SubscriptionClient::SubscriptionClient(SubscriptionClientOptions options, pd::Pd
     : options_(std::move(options)),
       cache_(cache),
       pipeline_(options_.pipeline,
-                [this](SubscriptionId id, const Status& status) { OnPipelineFailure(id, status); }),
+                [this](SubscriptionId id, const Status& status, bool consumer_told) {
+                  OnPipelineFailure(id, status, consumer_told);
+                }),
       pool_(DefaultWorkers(options_.region_workers), options_.region_queue_capacity, this),
       scheduler_(WithClusterId(options_.scheduler, pd), cache, &pool_, this) {}
 
@@ -43,6 +45,11 @@ void SubscriptionClient::Start() {
   pipeline_.Start();
   pool_.Start();
   scheduler_.Start();
+  failure_thread_.Start("puller-failures", [this](StopToken stop) {
+    while (std::optional<PipelineFailure> f = failures_.Pop(stop)) {
+      HandlePipelineFailure(*f);
+    }
+  });
 }
 
 void SubscriptionClient::Stop() {
@@ -62,6 +69,8 @@ void SubscriptionClient::Stop() {
   pool_.Stop();
   scheduler_.Stop();
   pipeline_.Stop();
+  failures_.Close();
+  failure_thread_.Stop();
   for (auto& [id, sub] : subs) {
     MutexLock lock(&sub->mu);
     sub->run.reset();  // Breaks the run -> subscription cycle.
@@ -310,7 +319,8 @@ void SubscriptionClient::FailRun(const std::shared_ptr<SubscriptionRun>& run,
   scheduler_.PostRange(RangeTask{next, sub->span, 0}, delay);
 }
 
-void SubscriptionClient::Fail(const std::shared_ptr<Subscription>& sub, const Status& status) {
+void SubscriptionClient::Fail(const std::shared_ptr<Subscription>& sub, const Status& status,
+                              bool notify_consumer) {
   {
     MutexLock lock(&mu_);
     auto it = subs_.find(sub->id);
@@ -320,12 +330,45 @@ void SubscriptionClient::Fail(const std::shared_ptr<Subscription>& sub, const St
   LOG_ERROR("subscription {} failed: {}", sub->id.value(), status.ToString());
   fatal_.fetch_add(1);
   Detach(*sub);
-  sub->consumer->OnSubscriptionError(status);
+  if (notify_consumer) sub->consumer->OnSubscriptionError(status);
 }
 
-void SubscriptionClient::OnPipelineFailure(SubscriptionId id, const Status& status) {
-  std::shared_ptr<Subscription> sub = Find(id);
-  if (sub != nullptr) Fail(sub, status.WithContext("span pipeline"));
+void SubscriptionClient::OnPipelineFailure(SubscriptionId id, const Status& status,
+                                           bool consumer_told) {
+  // Never blocks: after Stop() the queue is closed and the failure dropped.
+  if (!failures_.Push(PipelineFailure{id, status, consumer_told})) return;
+}
+
+void SubscriptionClient::HandlePipelineFailure(const PipelineFailure& failure) {
+  std::shared_ptr<Subscription> sub = Find(failure.id);
+  if (sub == nullptr) return;
+  const Status& status = failure.status;
+  // A failed store (the consumer not told yet) may be retried; a consumer
+  // bug (a throw, a lost callback) fails the subscription.
+  if (!failure.consumer_told && MayRetryPersist(*sub, status)) {
+    std::shared_ptr<SubscriptionRun> run;
+    {
+      MutexLock lock(&sub->mu);
+      run = sub->run;
+    }
+    if (run != nullptr) FailRun(run, status.WithContext("span pipeline"));
+    return;
+  }
+  Fail(sub, status.WithContext("span pipeline"), /*notify_consumer=*/!failure.consumer_told);
+}
+
+bool SubscriptionClient::MayRetryPersist(Subscription& sub, const Status& status) {
+  if (!IsRetryable(status.code())) return false;
+  MutexLock lock(&sub.mu);
+  Ts published = sub.consumer->published();
+  if (published > sub.persist_failed_at) sub.persist_failures = 0;
+  sub.persist_failed_at = published;
+  if (++sub.persist_failures > options_.max_persist_restarts) {
+    LOG_ERROR("subscription {}: {} failed stores in a row at resolved ts {}; giving up",
+              sub.id.value(), sub.persist_failures - 1, published.value());
+    return false;
+  }
+  return true;
 }
 
 Status SubscriptionClient::OnStreamEvent(uint64_t stream_id, MessageBytes message) {

@@ -2,13 +2,16 @@
 // service from a start ts and hands their committed changes and resolved ts
 // to a KvConsumer per subscription (the event store), through the span
 // pipeline, so that a resolved ts is published only after every earlier batch
-// of that subscription is persisted (ARCHITECTURE.md invariant 1).
+// of that subscription is persisted (docs/design/span-pipeline.md).
 //
 // Inside: a RequestScheduler thread (regions, range locks, scan windows,
 // streams), reader threads of the store streams, a RegionWorkerPool (matcher
-// and region resolved ts, sharded by region id) and the SpanPipeline
-// (sharded by subscription id). Region errors are retried as TiKV's table
-// says (retry the region or reload the range, backoff per range); invalid
+// and region resolved ts, sharded by region id), the SpanPipeline (sharded
+// by subscription id) and a failure thread that handles the pipeline's
+// failures (a batch the consumer could not store restarts its subscription
+// from the last published resolved ts, a few times in a row at most).
+// Region errors are retried as TiKV's table says (retry the region or
+// reload the range, backoff per range); invalid
 // input from TiKV restarts the subscription from its last published resolved
 // ts; incompatibility fails it (KvConsumer::OnSubscriptionError). While a
 // subscription's first resolved ts waits for its scanned backlog to be
@@ -27,6 +30,8 @@
 #include <memory>
 
 #include "common/clock.h"
+#include "common/lifecycle.h"
+#include "common/queue.h"
 #include "common/thread_annotations.h"
 #include "logpuller/consumer.h"
 #include "logpuller/region_worker.h"
@@ -58,6 +63,11 @@ struct SubscriptionClientOptions {
   // that the backlog someone waits for is written before the node ingests
   // more. Zero: never. See README.md, "Scans yield to a first publish".
   std::chrono::milliseconds scan_yield_max{1000};
+  // A batch the consumer could not store (a failed event store write)
+  // restarts its subscription from the last published resolved ts, with the
+  // restart backoff; after this many such restarts in a row with no publish
+  // in between, the subscription fails (OnSubscriptionError) instead.
+  int max_persist_restarts = 10;
 };
 
 class SubscriptionClient final : public SpanSubscriber,
@@ -111,8 +121,22 @@ class SubscriptionClient final : public SpanSubscriber,
   void YieldToFirstPublishes(SubscriptionRun& run, const CancelToken& token);
   void RetryRegion(RegionState& state, Span range, Clock::Duration min_delay);
   void RetryRange(RegionState& state, Span range);
-  void OnPipelineFailure(SubscriptionId id, const Status& status);
-  void Fail(const std::shared_ptr<Subscription>& sub, const Status& status) EXCLUDES(mu_);
+  // The pipeline's FailureHandler: queues the failure for failure_thread_
+  // and returns (it runs on a pipeline worker, which must never block).
+  void OnPipelineFailure(SubscriptionId id, const Status& status, bool consumer_told);
+  struct PipelineFailure {
+    SubscriptionId id;
+    Status status;
+    bool consumer_told = false;
+  };
+  // On failure_thread_: restarts the subscription after a failed store
+  // (while retries remain), or fails it.
+  void HandlePipelineFailure(const PipelineFailure& failure);
+  // Whether a failed persist may restart the subscription; counts it.
+  bool MayRetryPersist(Subscription& sub, const Status& status) EXCLUDES(sub.mu);
+  // Fails `sub` for good; tells its consumer unless it was told already.
+  void Fail(const std::shared_ptr<Subscription>& sub, const Status& status,
+            bool notify_consumer = true) EXCLUDES(mu_);
   // Stops a run: no more requests, its region states dropped, its TiKV
   // request deregistered. Never blocks.
   void StopRun(SubscriptionRun& run);
@@ -126,6 +150,11 @@ class SubscriptionClient final : public SpanSubscriber,
   SpanPipeline pipeline_;
   RegionWorkerPool pool_;
   RequestScheduler scheduler_;
+  // Pipeline failures, handled off the pipeline's workers: the handling
+  // takes subscription locks that a producer blocked on a full worker
+  // queue may hold.
+  UnboundedMpscQueue<PipelineFailure> failures_;
+  ThreadGroup failure_thread_;
 
   std::atomic<uint64_t> next_request_id_{1};
   std::atomic<uint64_t> region_errors_{0};

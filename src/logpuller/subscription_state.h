@@ -79,6 +79,10 @@ struct Subscription {
   Ts last_enqueued GUARDED_BY(mu);
   bool sent_checkpoint GUARDED_BY(mu) = false;
   int restarts GUARDED_BY(mu) = 0;
+  // Restarts after batches the consumer could not store, in a row: reset
+  // once the published ts moves past where the last one failed.
+  int persist_failures GUARDED_BY(mu) = 0;
+  Ts persist_failed_at GUARDED_BY(mu);
   // A resolved ts went to the pipeline: the initial scan is over and readers
   // wait on the subscription (kept across runs).
   std::atomic<bool> resolved_enqueued{false};

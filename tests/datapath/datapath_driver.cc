@@ -44,6 +44,9 @@ Status DataPathDriver::Init() {
   eventstore::EventStoreOptions store_options;
   store_options.data_dir = options_.data_dir;
   store_options.gc_interval = std::chrono::milliseconds(200);
+  store_options.env = options_.store_env;
+  if (options_.store_memtable_bytes > 0)
+    store_options.memtable_bytes = options_.store_memtable_bytes;
   ASSIGN_OR_RETURN(store_, eventstore::EventStore::Open(store_options, options_.puller));
   eventservice::EventServiceOptions service_options;
   service_options.num_workers = 2;

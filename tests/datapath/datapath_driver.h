@@ -49,6 +49,10 @@ struct DataPathOptions {
   logpuller::SpanSubscriber* puller = nullptr;
   sink::Sink* sink = nullptr;
   size_t memory_budget = 8 << 20;  // Per dispatcher.
+  // The event store's RocksDB environment (null: the default) and memtable
+  // size (0: the default), for scenarios on a failing disk.
+  std::shared_ptr<rocksdb::Env> store_env;
+  size_t store_memtable_bytes = 0;
 };
 
 // One failure of the path: where (a table's dispatcher (table 0 is the
@@ -91,6 +95,7 @@ class DataPathDriver {
   // Timeout after `timeout`.
   Status WaitCheckpoint(Ts ts, std::chrono::milliseconds timeout) EXCLUDES(mu_);
   DataPathStats stats() const EXCLUDES(mu_);
+  eventstore::EventStoreStats store_stats() const { return store_->stats(); }
 
  private:
   struct Barrier {

@@ -114,8 +114,13 @@ Result<std::unique_ptr<sink::Sink>> DataPathScenario::MysqlSink(const std::strin
   return std::unique_ptr<sink::Sink>(std::move(s));
 }
 
-Result<std::unique_ptr<DataPathDriver>> DataPathScenario::StartPath(sink::Sink* sink, Ts start) {
+Result<std::unique_ptr<DataPathDriver>> DataPathScenario::StartPath(
+    sink::Sink* sink, Ts start, std::shared_ptr<rocksdb::Env> store_env) {
   DataPathOptions o;
+  if (store_env != nullptr) {
+    o.store_env = std::move(store_env);
+    o.store_memtable_bytes = 256 << 10;  // Flushes, and so disk writes, come often.
+  }
   o.data_dir = dir_;
   o.start_ts = start;
   o.pd = env_->pd.get();

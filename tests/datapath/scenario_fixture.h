@@ -46,7 +46,10 @@ class DataPathScenario {
   // are at the start ts, as a user loads them before a changefeed starts.
   Status PrepareMysql(const std::string& uri);
   Result<std::unique_ptr<sink::Sink>> MysqlSink(const std::string& uri, Ts start) const;
-  Result<std::unique_ptr<DataPathDriver>> StartPath(sink::Sink* sink, Ts start);
+  // `store_env`: the event store's RocksDB environment (null: the default);
+  // with one, the store also flushes often so that its disk is used.
+  Result<std::unique_ptr<DataPathDriver>> StartPath(sink::Sink* sink, Ts start,
+                                                    std::shared_ptr<rocksdb::Env> store_env = {});
   // Runs `steps` workload steps, with faults alongside when `faults`; `mid`
   // (if set) runs once halfway. Heals the cluster and commits long
   // transactions at the end.
