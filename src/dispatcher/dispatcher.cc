@@ -107,7 +107,13 @@ void BasicDispatcher::ProcessDml(event::DmlEventPtr dml, size_t bytes) {
     Ack(bytes);
     return;
   }
-  if (Stopped()) {
+  bool stopped = false;
+  {
+    MutexLock lock(&mu_);
+    stopped = StoppedLocked();
+    if (!stopped) ++sink_calls_;
+  }
+  if (stopped) {
     Ack(bytes);
     return;
   }
@@ -117,6 +123,12 @@ void BasicDispatcher::ProcessDml(event::DmlEventPtr dml, size_t bytes) {
   std::shared_ptr<BasicDispatcher> self = shared_from_this();
   dml->AddPostFlush([self, commit, start, bytes] { self->OnFlushed(commit, start, bytes); });
   options_.sink->AddDmlEvent(std::move(dml));
+  EndSinkCall();
+}
+
+void BasicDispatcher::EndSinkCall() {
+  MutexLock lock(&mu_);
+  --sink_calls_;
 }
 
 void BasicDispatcher::OnFlushed(Ts commit_ts, Ts start_ts, size_t bytes) {
@@ -177,12 +189,14 @@ void BasicDispatcher::AfterFlush() {
     ddl = pending_ddl_;
     route = pending_route_;
     stage_ = route == DdlRoute::kBarrier ? Stage::kWaitingAction : Stage::kExecuting;
+    if (route != DdlRoute::kBarrier) ++sink_calls_;
   }
   if (route == DdlRoute::kBarrier) {
     Report(BlockStage::kWaiting, /*is_blocked=*/true, ddl, ddl->finished_ts);
     return;
   }
   Status st = options_.sink->WriteBlockEvent(*ddl);
+  EndSinkCall();
   if (!st.ok()) {
     Fail(st.WithContext(fmt::format("write DDL at {}", ddl->finished_ts.value())),
          ddl->finished_ts);
@@ -228,8 +242,13 @@ void BasicDispatcher::Execute() {
   }
   if (action == BarrierAction::kWrite) {
     CheckSink();
-    if (Stopped()) return;
+    {
+      MutexLock lock(&mu_);
+      if (StoppedLocked()) return;
+      ++sink_calls_;
+    }
     Status st = options_.sink->WriteBlockEvent(*ddl);
+    EndSinkCall();
     if (!st.ok()) {
       Fail(st.WithContext(fmt::format("write DDL at {}", ddl->finished_ts.value())),
            ddl->finished_ts);
@@ -317,7 +336,13 @@ void BasicDispatcher::Close() {
 
 bool BasicDispatcher::Stopped() const {
   MutexLock lock(&mu_);
-  return stage_ == Stage::kFailed || stage_ == Stage::kClosed;
+  return StoppedLocked();
+}
+
+bool BasicDispatcher::Drained() const {
+  MutexLock lock(&mu_);
+  if (!StoppedLocked() || sink_calls_ > 0) return false;
+  return progress_.Empty() || !options_.sink->status().ok();
 }
 
 Status BasicDispatcher::status() const {

@@ -94,8 +94,17 @@ class BasicDispatcher : public eventservice::EventConsumer,
   // for the owner's periodic check.
   void CheckSink();
   // Stops: queued events are dropped (their bytes acked), nothing more goes
-  // to the sink and no more reports are made. Idempotent.
+  // to the sink and no more reports are made. A hand-off to the sink that
+  // started before Close() may still finish; none starts after it returns.
+  // Idempotent.
   void Close() EXCLUDES(mu_);
+  // True once the dispatcher is closed (or failed) and nothing it handed to
+  // the sink is still in flight: no hand-off is running and every DML it
+  // gave the sink is flushed (or the sink has failed, so none ever will
+  // be). Until then a remove of this dispatcher is not finished.
+  bool Drained() const EXCLUDES(mu_);
+  // True once closed or failed: nothing new goes to the sink.
+  bool Stopped() const EXCLUDES(mu_);
 
  protected:
   enum class DdlRoute {
@@ -135,7 +144,11 @@ class BasicDispatcher : public eventservice::EventConsumer,
   void Submit(void (BasicDispatcher::*step)(), Ts ts) EXCLUDES(mu_);
   void Report(BlockStage stage, bool is_blocked, const event::DdlEventPtr& ddl, Ts ts) const;
   void Fail(const Status& status, Ts failing_ts) EXCLUDES(mu_);
-  bool Stopped() const EXCLUDES(mu_);
+  bool StoppedLocked() const REQUIRES(mu_) {
+    return stage_ == Stage::kFailed || stage_ == Stage::kClosed;
+  }
+  // Ends a hand-off to the sink counted in sink_calls_.
+  void EndSinkCall() EXCLUDES(mu_);
   void Ack(size_t bytes) const;
 
   const DispatcherOptions options_;
@@ -152,6 +165,9 @@ class BasicDispatcher : public eventservice::EventConsumer,
   BarrierAction pending_action_ GUARDED_BY(mu_) = BarrierAction::kPass;
   Ts last_done_ts_ GUARDED_BY(mu_);
   Status status_ GUARDED_BY(mu_);
+  // Hand-offs to the sink running now (AddDmlEvent, WriteBlockEvent). One
+  // starts only while the dispatcher is not stopped, checked under mu_.
+  int sink_calls_ GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace sluice::dispatcher

@@ -228,6 +228,33 @@ TEST_F(EventDispatcherTest, CloseDropsHeldEventsAndAcksThem) {
   EXPECT_TRUE(errors().empty());
 }
 
+TEST_F(EventDispatcherTest, AClosedDispatcherIsDrainedOnlyOnceItsFlushesAreDone) {
+  auto d = Make();
+  d->OnDml(Dml(110, 105, 10));
+  d->OnDml(Dml(120, 115, 10));
+  EXPECT_FALSE(d->Drained());  // Not closed.
+  d->Close();
+  EXPECT_TRUE(d->Stopped());
+  EXPECT_FALSE(d->Drained());  // M110 and M120 are still in the sink.
+  // Nothing new starts after the close.
+  d->OnDml(Dml(130, 125, 10));
+  EXPECT_EQ(sink_.Log(), "M110 M120");
+  sink_.Flush(1);
+  EXPECT_FALSE(d->Drained());
+  sink_.Flush();
+  EXPECT_TRUE(d->Drained());
+  EXPECT_EQ(acked(), 30u);
+}
+
+TEST_F(EventDispatcherTest, AClosedDispatcherOverAFailedSinkIsDrained) {
+  auto d = Make();
+  d->OnDml(Dml(110, 105, 10));
+  d->Close();
+  EXPECT_FALSE(d->Drained());
+  sink_.Fail(IoError("downstream gone"));  // Its pending events never flush.
+  EXPECT_TRUE(d->Drained());
+}
+
 TEST_F(EventDispatcherTest, CreateNeedsASinkAndAnExecutor) {
   DispatcherOptions o = Options(kTable, Ts(1));
   o.sink = nullptr;

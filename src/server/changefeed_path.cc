@@ -95,6 +95,7 @@ Status ChangefeedPath::Init(const meta::ChangefeedInfo& info) {
   eventstore::EventStoreOptions store_options;
   store_options.data_dir = dir_;
   store_options.gc_interval = std::chrono::milliseconds(500);
+  store_options.subscribe.advance_interval = deps_.advance_interval;
   ASSIGN_OR_RETURN(store_, eventstore::EventStore::Open(store_options, deps_.puller));
   eventservice::EventServiceOptions service_options;
   service_options.num_workers = 2;
@@ -183,6 +184,7 @@ Result<Ts> ChangefeedPath::AddDispatcher(const dispatchermanager::DispatcherConf
   const Ts start = std::max(config.start_ts, recovery[0].start_ts);
   MutexLock lock(&mu_);
   if (stopped_) return dispatchermanager::WritePathClosed("changefeed path stopped");
+  if (fenced_) return dispatchermanager::WritePathClosed("changefeed path fenced");
   if (dispatchers_.count(config.id) > 0) return start;
   dispatcher::DispatcherOptions o = OptionsFor(config.id, table_id, start);
   std::shared_ptr<dispatcher::BasicDispatcher> d;
@@ -203,6 +205,19 @@ Result<Ts> ChangefeedPath::AddDispatcher(const dispatchermanager::DispatcherConf
   }
   dispatchers_[config.id] = std::move(d);
   return start;
+}
+
+void ChangefeedPath::FenceWrites() {
+  std::vector<std::shared_ptr<dispatcher::BasicDispatcher>> open;
+  {
+    MutexLock lock(&mu_);
+    if (fenced_) return;
+    fenced_ = true;
+    for (const auto& [id, d] : dispatchers_) open.push_back(d);
+  }
+  LOG_WARN("changefeed {} epoch {}: write fence; closing {} dispatchers", changefeed(),
+           epoch_.value(), open.size());
+  for (const auto& d : open) d->Close();
 }
 
 void ChangefeedPath::RemoveDispatcher(DispatcherId id) {

@@ -48,6 +48,8 @@ struct PathDeps {
   std::string data_dir;  // The node's <data-dir>/changefeeds.
   Clock* clock = Clock::Real();
   size_t memory_budget = 16 << 20;  // Per dispatcher.
+  // How often a table subscription's resolved ts is recomputed.
+  std::chrono::milliseconds advance_interval{100};
 };
 
 // What a path reports to its generation's maintainer.
@@ -83,6 +85,12 @@ class ChangefeedPath {
   Result<Ts> AddDispatcher(const dispatchermanager::DispatcherConfig& config) EXCLUDES(mu_);
   // Unregisters and closes a dispatcher. Idempotent.
   void RemoveDispatcher(DispatcherId id) EXCLUDES(mu_);
+  // The write fence of this generation: every dispatcher is closed at once
+  // (none hands another row or DDL to the sink; hand-offs already running
+  // may finish) and AddDispatcher() refuses from now on. The dispatchers
+  // stay listed until removed, so their handles can tell when they are
+  // drained. Idempotent; never blocks on the sink.
+  void FenceWrites() EXCLUDES(mu_);
   std::shared_ptr<dispatcher::BasicDispatcher> Find(DispatcherId id) const EXCLUDES(mu_);
 
   void SetListener(PathListener listener) EXCLUDES(mu_);
@@ -123,6 +131,7 @@ class ChangefeedPath {
   std::map<DispatcherId, std::shared_ptr<dispatcher::BasicDispatcher>> dispatchers_ GUARDED_BY(mu_);
   Status error_ GUARDED_BY(mu_);
   bool stopped_ GUARDED_BY(mu_) = false;
+  bool fenced_ GUARDED_BY(mu_) = false;
 };
 
 // The live paths of this node by (changefeed, epoch). Holds them weakly:

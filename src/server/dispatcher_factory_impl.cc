@@ -17,8 +17,11 @@ class PathDispatcherHandle final : public DispatcherHandle {
       : path_(std::move(path)), dispatcher_(std::move(dispatcher)), start_(start) {}
   ~PathDispatcherHandle() override { path_->RemoveDispatcher(dispatcher_->id()); }
 
+  // Working until closed (by a remove or the write fence), stopped once
+  // nothing it handed to the sink is in flight any more.
   ComponentState state() const override {
-    return closed_ ? ComponentState::kStopped : ComponentState::kWorking;
+    if (!closed_ && !dispatcher_->Stopped()) return ComponentState::kWorking;
+    return dispatcher_->Drained() ? ComponentState::kStopped : ComponentState::kStopping;
   }
   Ts checkpoint_ts() const override { return dispatcher_->checkpoint(); }
   Ts effective_start_ts() const override { return start_; }
@@ -30,12 +33,14 @@ class PathDispatcherHandle final : public DispatcherHandle {
     }
     return Status::Ok();
   }
+  // Closes at once; reports closed only when the dispatcher is drained (a
+  // sink flush in flight is not closed yet), so a remove waits for it.
   bool TryClose() override {
     if (!closed_) {
       path_->RemoveDispatcher(dispatcher_->id());
       closed_ = true;
     }
-    return true;
+    return dispatcher_->Drained();
   }
 
  private:
@@ -59,7 +64,12 @@ class PathDispatcherFactory final : public dispatchermanager::DispatcherFactory 
     return std::unique_ptr<DispatcherHandle>(new PathDispatcherHandle(path_, std::move(d), start));
   }
 
-  void CloseWritePath() override { closed_.store(true, std::memory_order_release); }
+  // The local fence: no new dispatcher, and every dispatcher of this
+  // generation stops handing rows and DDLs to the sink now.
+  void CloseWritePath() override {
+    closed_.store(true, std::memory_order_release);
+    path_->FenceWrites();
+  }
 
  private:
   const std::shared_ptr<ChangefeedPath> path_;
