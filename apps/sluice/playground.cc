@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include "checker/expected.h"
@@ -23,6 +24,7 @@
 #include "common/tso.h"
 #include "kvclient/meta_reader.h"
 #include "kvclient/snapshot_reader.h"
+#include "progress.h"
 #include "server/server.h"
 #include "simkv/ground_truth.h"
 #include "simkv/sim_cluster.h"
@@ -99,12 +101,9 @@ double LagSeconds(Ts now, Ts checkpoint) {
   return std::max<int64_t>(ms, 0) / 1000.0;
 }
 
-void PrintProgress(const char* phase, double fraction, double rows_per_s, double lag_s) {
-  const int width = 30;
-  const int done = static_cast<int>(std::clamp(fraction, 0.0, 1.0) * width);
-  std::printf("\r  %-10s [%s%s] %3d%%  %8.0f rows/s upstream  checkpoint lag %6.2fs", phase,
-              std::string(done, '#').c_str(), std::string(width - done, '.').c_str(),
-              static_cast<int>(fraction * 100), rows_per_s, lag_s);
+void PrintProgress(const char* phase, double fraction, std::optional<double> rows_per_s,
+                   double lag_s) {
+  std::printf("\r%s", playground::ProgressLine(phase, fraction, rows_per_s, lag_s).c_str());
   std::fflush(stdout);
 }
 
@@ -175,12 +174,11 @@ Status RunWorkload(Run& run) {
 Status WaitCaughtUp(Run& run) {
   const Ts target = NowTs(run);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(3);
+  ASSIGN_OR_RETURN(const Ts first, Checkpoint(*run.node));
   while (true) {
     ASSIGN_OR_RETURN(Ts checkpoint, Checkpoint(*run.node));
-    const double span = static_cast<double>(target.value() - run.start_ts.value());
-    const double done =
-        checkpoint > run.start_ts ? (checkpoint.value() - run.start_ts.value()) / span : 0.0;
-    PrintProgress("catch-up", done, 0, LagSeconds(target, checkpoint));
+    PrintProgress("catch-up", playground::CatchUpFraction(first, target, checkpoint), std::nullopt,
+                  LagSeconds(target, checkpoint));
     if (checkpoint >= target) {
       std::printf("\n");
       run.checkpoint = checkpoint;

@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <sstream>
 
 #include "common/logging.h"
@@ -32,9 +33,34 @@ std::vector<std::string> PdEndpoints(const std::string& flag) {
   return out;
 }
 
+// The [puller] table: each key as server::SetPullerKey reads it (an integer
+// or a string), unless its --puller-<key> flag was given.
+Status ApplyPullerTable(const toml::table& table, const std::string& path, const CLI::App& app,
+                        server::PullerConfig* config) {
+  for (const auto& [key, node] : table) {
+    const std::string k(key.str());
+    const std::string where = "puller key \"" + k + "\" at line " +
+                              std::to_string(node.source().begin.line) + " of " + path;
+    std::string text;
+    if (std::optional<int64_t> i = node.value_exact<int64_t>()) {
+      text = std::to_string(*i);
+    } else if (std::optional<std::string> s = node.value_exact<std::string>()) {
+      text = *s;
+    } else {
+      return InvalidArgument(where + ": expected an integer or a string");
+    }
+    if (app.count("--puller-" + k) > 0) continue;
+    if (Status s = server::SetPullerKey(k, text, config); !s.ok()) {
+      return InvalidArgument(where + ": " + std::string(s.message()));
+    }
+  }
+  return Status::Ok();
+}
+
 // Applies TiCDC's server config file keys (addr, advertise-addr, data-dir,
-// gc-ttl, cluster-id, log-level) to the options; flags given on the command
-// line win. Unknown keys and wrong types are errors naming key and line.
+// gc-ttl, cluster-id, log-level) and Sluice's [puller] table to the options;
+// flags given on the command line win. Unknown keys and wrong types are
+// errors naming key and line.
 Status ApplyConfigFile(const std::string& path, const CLI::App& app, server::ServerOptions* options,
                        std::string* log_level) {
   std::ifstream in(path);
@@ -53,6 +79,12 @@ Status ApplyConfigFile(const std::string& path, const CLI::App& app, server::Ser
     const std::string where =
         "key \"" + k + "\" at line " + std::to_string(node.source().begin.line) + " of " + path;
     auto flag_given = [&](const char* flag) { return app.count(flag) > 0; };
+    if (k == "puller") {
+      const toml::table* puller = node.as_table();
+      if (puller == nullptr) return InvalidArgument(where + ": expected a table");
+      RETURN_IF_ERROR(ApplyPullerTable(*puller, path, app, &options->puller));
+      continue;
+    }
     if (k == "gc-ttl") {
       std::optional<int64_t> v = node.value<int64_t>();
       if (!v.has_value() || *v <= 0)
@@ -93,6 +125,13 @@ int RunServer(const std::vector<std::string>& args) {
   app.add_option("--config", config_file, "server config file (TOML)")->check(CLI::ExistingFile);
   app.add_option("--log-level", log_level, "log level")
       ->check(CLI::IsMember({"debug", "info", "warn", "error"}));
+  // The log puller's settings; also the [puller] table of --config.
+  std::map<std::string, std::string> puller_flags;
+  for (const server::PullerKey& key : server::PullerKeys()) {
+    app.add_option("--puller-" + key.name, puller_flags[key.name],
+                   key.help + " (default " + key.default_value + ")")
+        ->group("Log puller ([puller] in --config)");
+  }
   std::vector<std::string> reversed(args.rbegin(), args.rend());
   try {
     app.parse(reversed);
@@ -103,6 +142,13 @@ int RunServer(const std::vector<std::string>& args) {
   if (!config_file.empty()) {
     if (Status s = ApplyConfigFile(config_file, app, &options, &log_level); !s.ok()) {
       std::cerr << "sluice server: " << s.ToString() << "\n";
+      return 2;
+    }
+  }
+  for (const auto& [name, value] : puller_flags) {
+    if (app.count("--puller-" + name) == 0) continue;
+    if (Status s = server::SetPullerKey(name, value, &options.puller); !s.ok()) {
+      std::cerr << "sluice server: --puller-" << name << ": " << s.ToString() << "\n";
       return 2;
     }
   }

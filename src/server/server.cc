@@ -122,9 +122,8 @@ Status Server::Init() {
   pd_options.endpoints = options_.pd_endpoints;
   ASSIGN_OR_RETURN(pd_, pd::PdClient::Connect(pd_options));
   cache_ = std::make_unique<pd::RegionCache>(pd_.get());
-  logpuller::SubscriptionClientOptions puller_options;
-  puller_ =
-      std::make_unique<logpuller::SubscriptionClient>(puller_options, pd_.get(), cache_.get());
+  puller_ = std::make_unique<logpuller::SubscriptionClient>(options_.puller.client, pd_.get(),
+                                                            cache_.get());
   puller_->Start();
 
   PathDeps deps;
@@ -132,6 +131,7 @@ Status Server::Init() {
   deps.cache = cache_.get();
   deps.puller = puller_.get();
   deps.data_dir = paths_dir;
+  deps.advance_interval = options_.puller.advance_interval;
   deps.clock = options_.clock;
   registry_ = std::make_unique<PathRegistry>(deps);
   provider_ = std::make_unique<PathFactoryProvider>(

@@ -34,6 +34,7 @@
 #include "server/dispatcher_factory_impl.h"
 #include "server/maintainer_host.h"
 #include "server/node_control.h"
+#include "server/puller_config.h"
 
 namespace sluice::api {
 class ApiServer;
@@ -50,6 +51,7 @@ struct ServerOptions {
   std::string data_dir;                 // Required.
   std::string cluster_id = "default";
   int64_t gc_ttl_seconds = 86400;  // TiCDC's gc-ttl.
+  PullerConfig puller;             // [puller] / --puller-*.
   Clock* clock = Clock::Real();
   // Coordinator retry backoff; TiCDC's defaults unless a test shortens them.
   Clock::Duration backoff_initial = std::chrono::seconds(10);
