@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The test command (README.md): installs what is missing, configures, builds
-# every target (tests, binaries, benchmarks) under ASan+UBSan, starts the
-# services the tests need and runs the CTest suite (everything not labelled
-# `long`), scenarios included.
+# the libraries, binaries and tests under ASan+UBSan, starts the services the
+# tests need and runs the CTest suite (everything not labelled `long`),
+# scenarios included. Benchmarks are left out (SLUICE_BENCH=ON adds them):
+# their sources are checked by scripts/clang-build.sh, and their figures
+# come from Release builds.
 #   bash scripts/test.sh                              # ASan+UBSan in build-asan/
 #   SLUICE_BUILD_TYPE=Release bash scripts/test.sh    # Release in build/
 # Extra arguments are passed to ctest (e.g. -L codec).
@@ -18,7 +20,8 @@ build_dir=${SLUICE_BUILD_DIR:-$default_dir}
 export CCACHE_BASEDIR="$root"
 export CCACHE_NOHASHDIR=true
 
-cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE="$build_type" ${SLUICE_CMAKE_ARGS:-}
+cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE="$build_type" \
+  -DSLUICE_BENCH="${SLUICE_BENCH:-OFF}" ${SLUICE_CMAKE_ARGS:-}
 cmake --build "$build_dir"
 
 source scripts/sanitizer-env.sh
