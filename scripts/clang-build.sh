@@ -25,6 +25,10 @@ cmake -S . -B "$dir" "${clang_args[@]}" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLA
   -DSLUICE_SYNTAX_ONLY=ON >/dev/null
 mapfile -t objects < <(ninja -C "$dir" -t targets all | sed -nE 's/^([^:]+\.o): .*/\1/p' |
   grep -vE '(_test|_testing)\.dir/|^tests/')
+if [[ ${#objects[@]} -eq 0 ]]; then
+  echo "clang: no translation units found in $dir" >&2
+  exit 1
+fi
 echo "clang: thread-safety analysis of ${#objects[@]} translation units"
 # -k 0: every unit is analysed and every finding reported before failing.
 ninja -C "$dir" -k 0 "${objects[@]}"
@@ -37,6 +41,10 @@ cmake -S . -B "$dir" "${clang_args[@]}" -DCMAKE_BUILD_TYPE=Debug \
   -DCMAKE_CXX_FLAGS_DEBUG="-O1" -DCMAKE_C_FLAGS_DEBUG="-O1" \
   -DSLUICE_FUZZ=ON -DSLUICE_BENCH=OFF >/dev/null
 mapfile -t fuzzers < <(ninja -C "$dir" -t targets all | sed -nE 's/^(fuzz\/fuzz_[a-z_]+): .*/\1/p' | sort -u)
+if [[ ${#fuzzers[@]} -eq 0 ]]; then
+  echo "clang: no fuzz targets found in $dir" >&2
+  exit 1
+fi
 ninja -C "$dir" "${fuzzers[@]}"
 
 seconds=${SLUICE_FUZZ_SECONDS:-20}

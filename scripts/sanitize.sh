@@ -18,9 +18,9 @@ dir=build-$kind
 # writers, the event service, the dispatchers and their managers, the MySQL
 # sink's workers and the maintainer. Libraries of pure functions (codecs,
 # config, filter, checker, CLI, API routing) are left to ASan+UBSan, and so,
-# to keep a cold CI run within its time, are the coordinator, the metastore,
-# the PD client, simkv and the whole-node server test, whose threads mostly
-# wait on timers and the network (run them here by adding their tests).
+# to keep a cold CI run within its time, are the storage sink, the
+# coordinator, the metastore, the PD client, simkv and the whole-node server
+# test (run them here by adding their tests to the list).
 TSAN_TESTS=(common_test messaging_test
   logpuller_core_test logpuller_test logpuller_bad_input_test logpuller_scan_yield_test
   logpuller_persist_failure_test eventstore_test eventservice_test dispatcher_test

@@ -1,6 +1,7 @@
 // The playground's live status line: how much of a phase is done, the
 // upstream write rate and the changefeed's checkpoint lag. Header-only so
 // that apps/sluice/progress_test.cc checks the same code the binary prints.
+// Pure functions: callable from any thread.
 #pragma once
 
 #include <fmt/format.h>

@@ -49,7 +49,9 @@ Status ApplyPullerTable(const toml::table& table, const std::string& path, const
     } else {
       return InvalidArgument(where + ": expected an integer or a string");
     }
-    if (app.count("--puller-" + k) > 0) continue;
+    // An unknown key has no flag; SetPullerKey names it below.
+    const CLI::Option* flag = app.get_option_no_throw("--puller-" + k);
+    if (flag != nullptr && flag->count() > 0) continue;
     if (Status s = server::SetPullerKey(k, text, config); !s.ok()) {
       return InvalidArgument(where + ": " + std::string(s.message()));
     }

@@ -339,9 +339,17 @@ bool BasicDispatcher::Stopped() const {
   return StoppedLocked();
 }
 
-bool BasicDispatcher::Drained() const {
+bool BasicDispatcher::Closed() const {
   MutexLock lock(&mu_);
-  if (!StoppedLocked() || sink_calls_ > 0) return false;
+  return stage_ == Stage::kClosed;
+}
+
+bool BasicDispatcher::Drained() const {
+  {
+    MutexLock lock(&mu_);
+    if (!StoppedLocked() || sink_calls_ > 0) return false;
+  }
+  // The sink is asked without the dispatcher's lock held.
   return progress_.Empty() || !options_.sink->status().ok();
 }
 

@@ -105,6 +105,8 @@ class BasicDispatcher : public eventservice::EventConsumer,
   bool Drained() const EXCLUDES(mu_);
   // True once closed or failed: nothing new goes to the sink.
   bool Stopped() const EXCLUDES(mu_);
+  // True once closed (a remove or the write fence), not merely failed.
+  bool Closed() const EXCLUDES(mu_);
 
  protected:
   enum class DdlRoute {

@@ -39,6 +39,7 @@ std::string IdText(DispatcherId id) { return fmt::format("{}-{}", id.high, id.lo
 void WorkerQueue::Wake(const DispatcherStatePtr& d) {
   if (d->queued.exchange(true)) return;
   MutexLock lock(&mu_);
+  if (stop_) return;  // A notify racing with Stop(): nobody would take it.
   ready_.push_back(d);
   cv_.Signal();
 }
@@ -50,13 +51,23 @@ void WorkerQueue::SchemaAdvanced() {
 }
 
 void WorkerQueue::Stop() {
-  MutexLock lock(&mu_);
-  stop_ = true;
-  cv_.SignalAll();
+  // Each state holds its queue: the queue lets go of the states so that the
+  // pair is freed, and they are destroyed after the lock is released (the
+  // last state may hold the last reference to this queue).
+  std::deque<DispatcherStatePtr> ready;
+  decltype(members_) members;
+  {
+    MutexLock lock(&mu_);
+    stop_ = true;
+    ready.swap(ready_);
+    members.swap(members_);
+    cv_.SignalAll();
+  }
 }
 
 void WorkerQueue::AddMember(const DispatcherStatePtr& d) {
   MutexLock lock(&mu_);
+  if (stop_) return;
   members_[d->id] = d;
 }
 

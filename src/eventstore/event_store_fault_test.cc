@@ -3,7 +3,8 @@
 // puller never publishes a resolved ts over it). A full disk is recoverable:
 // once it has room again the store resumes and accepts the rewrite. Any
 // other I/O error is fatal to the instance, which keeps refusing writes (the
-// puller then fails the subscriptions, and the changefeed reports it).
+// puller fails the subscriptions once its restarts run out, and the
+// changefeed reports it).
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -87,16 +88,25 @@ class EventStoreFaultTest : public ::testing::Test {
     std::filesystem::remove_all(options_.data_dir, ec);
   }
 
-  // Hands a batch to the store and waits for its persisted callback.
+  // Hands a batch to the store and waits for its persisted callback. The
+  // callback's state is shared, so a callback after a timeout is harmless.
   Status Persist(KvBatch batch) {
-    Notification done;
-    Status result = Internal("callback not run");
-    consumer_->ConsumeKvEvents(std::move(batch), [&](const Status& status) {
-      result = status;
-      done.Notify();
+    struct Outcome {
+      Notification done;
+      Mutex mu;
+      Status status GUARDED_BY(mu) = Internal("callback not run");
+    };
+    auto outcome = std::make_shared<Outcome>();
+    consumer_->ConsumeKvEvents(std::move(batch), [outcome](const Status& status) {
+      {
+        MutexLock lock(&outcome->mu);
+        outcome->status = status;
+      }
+      outcome->done.Notify();
     });
-    if (!done.WaitFor(std::chrono::seconds(10))) return Timeout("no persisted callback");
-    return result;
+    if (!outcome->done.WaitFor(std::chrono::seconds(10))) return Timeout("no persisted callback");
+    MutexLock lock(&outcome->mu);
+    return outcome->status;
   }
 
   size_t CountRows(Ts to) {

@@ -146,11 +146,14 @@ Status DbWriter::WriteSorted(SortedBatch* sorted) {
     st = FromRocks(batch.Put(key_of(p), value), "event store batch put");
     if (!st.ok()) break;
   }
-  if (st.ok()) st = FromRocks(db_->db->Write(db_->write_options, &batch), "event store write");
   // A refused write (a background error, e.g. a failed flush) is tried once
   // more if RocksDB resumes; otherwise the batch's callbacks get the error.
-  if (!st.ok() && TryResume(st)) {
+  // A batch that could not be built is never written.
+  if (st.ok()) {
     st = FromRocks(db_->db->Write(db_->write_options, &batch), "event store write");
+    if (!st.ok() && TryResume(st)) {
+      st = FromRocks(db_->db->Write(db_->write_options, &batch), "event store write");
+    }
   }
   // Both copies of a large batch are freed rather than kept for the next.
   if (batch.GetDataSize() > kMaxKeptBuffer) {

@@ -22,7 +22,8 @@ namespace sluice::logpuller {
 // published resolved ts: the puller fails or restarts the subscription from
 // its last published resolved ts. It never blocks: the puller's
 // implementation only enqueues a signal. The consumer must not hold its own
-// locks while calling it.
+// locks while calling it. A value type: moved or copied freely, called once
+// from whichever thread finishes the batch.
 class PersistedCallback {
  public:
   PersistedCallback() = default;

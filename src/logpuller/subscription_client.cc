@@ -66,11 +66,13 @@ void SubscriptionClient::Stop() {
   }
   // Region workers first: that unblocks stream readers waiting for queue room
   // and workers waiting for pipeline quota.
+  // The failure thread first: it restarts runs through the scheduler and
+  // the pipeline. Failures reported after this are dropped.
+  failures_.Close();
+  failure_thread_.Stop();
   pool_.Stop();
   scheduler_.Stop();
   pipeline_.Stop();
-  failures_.Close();
-  failure_thread_.Stop();
   for (auto& [id, sub] : subs) {
     MutexLock lock(&sub->mu);
     sub->run.reset();  // Breaks the run -> subscription cycle.
@@ -336,7 +338,7 @@ void SubscriptionClient::Fail(const std::shared_ptr<Subscription>& sub, const St
 void SubscriptionClient::OnPipelineFailure(SubscriptionId id, const Status& status,
                                            bool consumer_told) {
   // Never blocks: after Stop() the queue is closed and the failure dropped.
-  if (!failures_.Push(PipelineFailure{id, status, consumer_told})) return;
+  failures_.Push(PipelineFailure{id, status, consumer_told});
 }
 
 void SubscriptionClient::HandlePipelineFailure(const PipelineFailure& failure) {

@@ -20,7 +20,7 @@ class PathDispatcherHandle final : public DispatcherHandle {
   // Working until closed (by a remove or the write fence), stopped once
   // nothing it handed to the sink is in flight any more.
   ComponentState state() const override {
-    if (!closed_ && !dispatcher_->Stopped()) return ComponentState::kWorking;
+    if (!closed_ && !dispatcher_->Closed()) return ComponentState::kWorking;
     return dispatcher_->Drained() ? ComponentState::kStopped : ComponentState::kStopping;
   }
   Ts checkpoint_ts() const override { return dispatcher_->checkpoint(); }
