@@ -56,6 +56,7 @@
 #include "common/span.h"
 #include "common/thread_annotations.h"
 #include "eventstore/event_store.h"
+#include "logpuller/capturing_subscriber.h"
 #include "logpuller/change_data.h"
 #include "logpuller/matcher.h"
 #include "logpuller/region_worker.h"
@@ -628,29 +629,9 @@ Result<RunRate> RunPipeline(const Stream& s, const RunConfig& config, const char
   return PrintRun(name, s, t, config, parse_events_per_s);
 }
 
-// Hands the store's consumer to the bench.
-class CapturingSubscriber final : public SpanSubscriber {
- public:
-  Result<SubscriptionId> Subscribe(const Span&, Ts, std::shared_ptr<KvConsumer> consumer,
-                                   const SubscribeOptions&) override {
-    MutexLock lock(&mu_);
-    consumer_ = std::move(consumer);
-    return SubscriptionId(1);
-  }
-  void Unsubscribe(SubscriptionId) override {}
-  std::shared_ptr<KvConsumer> consumer() {
-    MutexLock lock(&mu_);
-    return consumer_;
-  }
-
- private:
-  Mutex mu_;
-  std::shared_ptr<KvConsumer> consumer_ GUARDED_BY(mu_);
-};
-
 Result<RunRate> RunEventStore(const Stream& s, const RunConfig& config, const std::string& dir,
                               double parse_events_per_s) {
-  CapturingSubscriber subscriber;
+  logpuller::testing::CapturingSubscriber subscriber;
   eventstore::EventStoreOptions options;
   options.data_dir = dir;
   ASSIGN_OR_RETURN(std::unique_ptr<eventstore::EventStore> store,

@@ -17,6 +17,7 @@
 #include "common/thread_annotations.h"
 #include "eventstore/event_store.h"
 #include "eventstore/fault_file_system.h"
+#include "logpuller/capturing_subscriber.h"
 
 namespace sluice::eventstore {
 namespace {
@@ -26,26 +27,6 @@ using testing::FaultFileSystem;
 
 constexpr TableId kFaultTable(77);
 const DispatcherId kReader{9, 1};
-
-// Hands the test the consumer of the one subscription the store opens.
-class CapturingPuller final : public logpuller::SpanSubscriber {
- public:
-  Result<SubscriptionId> Subscribe(const Span&, Ts, std::shared_ptr<KvConsumer> consumer,
-                                   const logpuller::SubscribeOptions&) override {
-    MutexLock lock(&mu_);
-    consumer_ = std::move(consumer);
-    return SubscriptionId(1);
-  }
-  void Unsubscribe(SubscriptionId) override {}
-  std::shared_ptr<KvConsumer> consumer() {
-    MutexLock lock(&mu_);
-    return consumer_;
-  }
-
- private:
-  Mutex mu_;
-  std::shared_ptr<KvConsumer> consumer_ GUARDED_BY(mu_);
-};
 
 // `n` rows of about 1 KiB each, handles from `first`, committed at `commit`.
 KvBatch BigRows(int64_t first, int n, Ts commit) {
@@ -123,7 +104,7 @@ class EventStoreFaultTest : public ::testing::Test {
 
   std::shared_ptr<FaultFileSystem> fs_ = std::make_shared<FaultFileSystem>();
   EventStoreOptions options_;
-  CapturingPuller puller_;
+  logpuller::testing::CapturingSubscriber puller_;
   std::unique_ptr<EventStore> store_;
   std::shared_ptr<KvConsumer> consumer_;
 };

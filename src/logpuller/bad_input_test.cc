@@ -24,8 +24,10 @@ using testing::FakeStep;
 using testing::FakeStore;
 using testing::InitializedRow;
 using ::testing::IsEmpty;
+using testing::KeyA;
 using testing::PrewriteRow;
 using testing::PullerEnv;
+using testing::Put;
 using testing::RecordingConsumer;
 
 using testing::kTableA;
@@ -35,18 +37,6 @@ using testing::StartOptions;
 using testing::Sub;
 
 constexpr auto kWait = testing::kFakeWait;
-
-std::string KeyA(int64_t handle) { return codec::EncodeRowKey(kTableA, handle); }
-
-RawKvEntry Put(std::string key, std::string value, Ts start, Ts commit) {
-  RawKvEntry e;
-  e.op = KvOp::kPut;
-  e.key = std::move(key);
-  e.value = std::move(value);
-  e.start_ts = start;
-  e.commit_ts = commit;
-  return e;
-}
 
 cdcpb::Error CompatibilityError() {
   cdcpb::Error error;

@@ -56,6 +56,20 @@ class WatchedConsumer final : public KvConsumer {
   std::atomic<int> calls_after_error_{0};
 };
 
+// The row key of `handle` in table A.
+inline std::string KeyA(int64_t handle) { return codec::EncodeRowKey(kTableA, handle); }
+
+// A committed put as a consumer receives it.
+inline RawKvEntry Put(std::string key, std::string value, Ts start, Ts commit) {
+  RawKvEntry e;
+  e.op = KvOp::kPut;
+  e.key = std::move(key);
+  e.value = std::move(value);
+  e.start_ts = start;
+  e.commit_ts = commit;
+  return e;
+}
+
 struct Sub {
   SubscriptionId id;
   std::shared_ptr<RecordingConsumer> consumer;

@@ -23,27 +23,17 @@ namespace {
 using testing::CommitRow;
 using testing::CommittedRow;
 using testing::FakeStep;
+using testing::KeyA;
 using testing::kTableA;
 using testing::kTableB;
 using testing::PrewriteRow;
+using testing::Put;
 using testing::RecordingConsumer;
 using testing::StartOptions;
 using testing::Sub;
 using testing::WatchedConsumer;
 
 constexpr auto kWaitLong = testing::kFakeWait;
-
-std::string RowKeyA(int64_t handle) { return codec::EncodeRowKey(kTableA, handle); }
-
-RawKvEntry PutA(int64_t handle, std::string value, Ts start, Ts commit) {
-  RawKvEntry e;
-  e.op = KvOp::kPut;
-  e.key = RowKeyA(handle);
-  e.value = std::move(value);
-  e.start_ts = start;
-  e.commit_ts = commit;
-  return e;
-}
 
 // Fails the next `n` batches with an I/O error, as an event store whose
 // write failed, without storing them; forwards everything else.
@@ -91,9 +81,9 @@ TEST_F(PersistFailureTest, AFailedStoreRestartsTheSubscriptionFromItsLastPublish
   ASSERT_NO_FATAL_FAILURE(Start());
   fake_->Script(region_a_, 1, {FakeStep::Initialized(), FakeStep::Resolved(Ts(2000))});
   // The restart's scan finds the transaction whose batch failed.
-  fake_->Script(region_a_, 2,
-                {FakeStep::Rows({CommittedRow(RowKeyA(1), "v1", Ts(2100), Ts(2200))}),
-                 FakeStep::Initialized()});
+  fake_->Script(
+      region_a_, 2,
+      {FakeStep::Rows({CommittedRow(KeyA(1), "v1", Ts(2100), Ts(2200))}), FakeStep::Initialized()});
   std::shared_ptr<FailingStore> store;
   Sub a = SubscribeFailing(&store);
   Sub b = Subscribe(kTableB);
@@ -101,8 +91,8 @@ TEST_F(PersistFailureTest, AFailedStoreRestartsTheSubscriptionFromItsLastPublish
 
   store->FailNext(1);
   ASSERT_TRUE(fake_
-                  ->Push(region_a_, {FakeStep::Rows({PrewriteRow(RowKeyA(1), "v1", Ts(2100))}),
-                                     FakeStep::Rows({CommitRow(RowKeyA(1), Ts(2100), Ts(2200))}),
+                  ->Push(region_a_, {FakeStep::Rows({PrewriteRow(KeyA(1), "v1", Ts(2100))}),
+                                     FakeStep::Rows({CommitRow(KeyA(1), Ts(2100), Ts(2200))}),
                                      FakeStep::Resolved(Ts(2500))})
                   .ok());
   ASSERT_TRUE(WaitRegistered(region_a_, 2));
@@ -115,7 +105,7 @@ TEST_F(PersistFailureTest, AFailedStoreRestartsTheSubscriptionFromItsLastPublish
   fake_->Tick(Ts(3000));
   ASSERT_TRUE(a->WaitResolved(Ts(3000), kWaitLong));
   ASSERT_TRUE(b->WaitResolved(Ts(3000), kWaitLong));
-  EXPECT_EQ(testing::DiffChanges({PutA(1, "v1", Ts(2100), Ts(2200))}, Delivered(a)), "");
+  EXPECT_EQ(testing::DiffChanges({Put(KeyA(1), "v1", Ts(2100), Ts(2200))}, Delivered(a)), "");
   EXPECT_FALSE(a->error().has_value());
   EXPECT_EQ(stats().restarts, 1u);
   EXPECT_EQ(stats().fatal, 0u);
@@ -128,7 +118,7 @@ TEST_F(PersistFailureTest, StoresThatKeepFailingFailTheSubscriptionWithTheStores
   fake_->Script(region_a_, 1, {FakeStep::Initialized(), FakeStep::Resolved(Ts(2000))});
   for (int attempt = 2; attempt <= 3; ++attempt) {
     fake_->Script(region_a_, attempt,
-                  {FakeStep::Rows({CommittedRow(RowKeyA(1), "v1", Ts(2100), Ts(2200))}),
+                  {FakeStep::Rows({CommittedRow(KeyA(1), "v1", Ts(2100), Ts(2200))}),
                    FakeStep::Initialized()});
   }
   std::shared_ptr<FailingStore> store;
@@ -138,8 +128,8 @@ TEST_F(PersistFailureTest, StoresThatKeepFailingFailTheSubscriptionWithTheStores
 
   store->FailNext(1000);
   ASSERT_TRUE(fake_
-                  ->Push(region_a_, {FakeStep::Rows({PrewriteRow(RowKeyA(1), "v1", Ts(2100))}),
-                                     FakeStep::Rows({CommitRow(RowKeyA(1), Ts(2100), Ts(2200))})})
+                  ->Push(region_a_, {FakeStep::Rows({PrewriteRow(KeyA(1), "v1", Ts(2100))}),
+                                     FakeStep::Rows({CommitRow(KeyA(1), Ts(2100), Ts(2200))})})
                   .ok());
   ASSERT_TRUE(PollUntil([&] { return a->error().has_value(); }, kWaitLong));
   EXPECT_EQ(a->error()->code(), Code::kIoError);
@@ -197,8 +187,8 @@ TEST_P(FullQueueFailureTest, AFailureWhileTheWorkerQueueIsFullDoesNotDeadlock) {
   start.scan_yield_max = std::chrono::milliseconds(0);
   ASSERT_NO_FATAL_FAILURE(Start(start));
   fake_->Script(region_a_, 1,
-                {FakeStep::Rows({CommittedRow(RowKeyA(1), "v1", Ts(1100), Ts(1200))}),
-                 FakeStep::Rows({CommittedRow(RowKeyA(2), "v2", Ts(1300), Ts(1400))}),
+                {FakeStep::Rows({CommittedRow(KeyA(1), "v1", Ts(1100), Ts(1200))}),
+                 FakeStep::Rows({CommittedRow(KeyA(2), "v2", Ts(1300), Ts(1400))}),
                  FakeStep::Initialized(), FakeStep::Resolved(Ts(2000))});
   Sub b = Subscribe(kTableB);
   auto consumer = std::make_shared<RecordingConsumer>(&persister_);
