@@ -90,6 +90,24 @@ class EventStoreFaultTest : public ::testing::Test {
     return outcome->status;
   }
 
+  // The next batch of `n` rows: fresh handles, the next commit ts.
+  KvBatch NextBatch(int n) {
+    KvBatch batch = BigRows(next_handle_, n, Ts(next_ts_++));
+    next_handle_ += n;
+    return batch;
+  }
+
+  // Writes batches of half a memtable until one is refused (a flush
+  // starts, fails, and RocksDB then refuses writes), at most 200 of them.
+  // Returns the refusal, or OK if every batch was stored.
+  Status WriteUntilRefused() {
+    for (int i = 0; i < 200; ++i) {
+      Status st = Persist(NextBatch(32));
+      if (!st.ok()) return st;
+    }
+    return Status::Ok();
+  }
+
   size_t CountRows(Ts to) {
     auto it = store_->GetIterator(kReader, Ts(10), to);
     EXPECT_TRUE(it.ok()) << it.status().ToString();
@@ -107,19 +125,15 @@ class EventStoreFaultTest : public ::testing::Test {
   logpuller::testing::CapturingSubscriber puller_;
   std::unique_ptr<EventStore> store_;
   std::shared_ptr<KvConsumer> consumer_;
+  int64_t next_handle_ = 1000;
+  uint64_t next_ts_ = 101;
 };
 
 TEST_F(EventStoreFaultTest, AWriteRefusedOnAFullDiskFailsItsBatchAndResumesOnceThereIsRoom) {
   ASSERT_TRUE(Persist(BigRows(0, 32, Ts(100))).ok());
   fs_->Arm(FaultFileSystem::Fault::kNoSpace);
-  // Each batch is half a memtable: a flush starts, fails, and RocksDB then
-  // refuses writes.
-  Status failed;
-  int batches = 1;
-  for (int64_t first = 1000; batches < 200 && failed.ok(); first += 32, ++batches) {
-    failed = Persist(BigRows(first, 32, Ts(100 + batches)));
-  }
-  ASSERT_FALSE(failed.ok()) << "no write failed in " << batches << " batches";
+  Status failed = WriteUntilRefused();
+  ASSERT_FALSE(failed.ok()) << "no write failed";
   EXPECT_EQ(failed.code(), Code::kResourceExhausted) << failed.ToString();
   EXPECT_NE(failed.ToString().find("disk full"), std::string::npos) << failed.ToString();
   EXPECT_GT(fs_->failures(), 0u);
@@ -132,7 +146,7 @@ TEST_F(EventStoreFaultTest, AWriteRefusedOnAFullDiskFailsItsBatchAndResumesOnceT
   // The disk has room again: RocksDB's recovery (or the writer's Resume())
   // clears the error, and a rewrite, retried as the puller retries, lands.
   fs_->Disarm();
-  const Ts rewrite(100 + batches);
+  const Ts rewrite(next_ts_++);
   ASSERT_TRUE(PollUntil([&] { return Persist(BigRows(50000, 32, rewrite)).ok(); },
                         std::chrono::seconds(60)));
   consumer_->AdvanceResolvedTs(rewrite);
@@ -141,31 +155,21 @@ TEST_F(EventStoreFaultTest, AWriteRefusedOnAFullDiskFailsItsBatchAndResumesOnceT
 
 TEST_F(EventStoreFaultTest, WritesKeepFailingWhileTheDiskIsFull) {
   fs_->Arm(FaultFileSystem::Fault::kNoSpace);
-  Status failed;
-  int64_t first = 0;
-  for (int batches = 0; batches < 200 && failed.ok(); ++batches, first += 32) {
-    failed = Persist(BigRows(first, 32, Ts(100 + batches)));
-  }
-  ASSERT_FALSE(failed.ok());
+  ASSERT_FALSE(WriteUntilRefused().ok());
   // Still armed: a resume cannot flush, so every later write fails too.
   for (int i = 0; i < 3; ++i) {
-    EXPECT_EQ(Persist(BigRows(first + 32 * (i + 1), 4, Ts(1000 + i))).code(),
-              Code::kResourceExhausted);
+    EXPECT_EQ(Persist(NextBatch(4)).code(), Code::kResourceExhausted);
   }
 }
 
 TEST_F(EventStoreFaultTest, AnIoErrorIsFatalToTheInstanceEvenAfterTheDiskRecovers) {
   fs_->Arm(FaultFileSystem::Fault::kIoError);
-  Status failed;
-  int64_t first = 0;
-  for (int batches = 0; batches < 200 && failed.ok(); ++batches, first += 32) {
-    failed = Persist(BigRows(first, 32, Ts(100 + batches)));
-  }
+  Status failed = WriteUntilRefused();
   ASSERT_FALSE(failed.ok());
   EXPECT_EQ(failed.code(), Code::kIoError) << failed.ToString();
   fs_->Disarm();
   // RocksDB keeps a fatal background error until the instance is reopened.
-  EXPECT_EQ(Persist(BigRows(first + 32, 4, Ts(1000))).code(), Code::kIoError);
+  EXPECT_EQ(Persist(NextBatch(4)).code(), Code::kIoError);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <stdexcept>
+#include <vector>
 
 #include "codec/tablecodec.h"
 #include "common/test_util.h"
@@ -75,26 +76,38 @@ class PersistFailureTest : public testing::FakeStoreClientTest {
     *store = std::make_shared<FailingStore>(watched);
     return Sub{SubscribeWith(kTableA, *store), consumer};
   }
+
+  // Table A's region: the first attempt publishes 2000; each of the next
+  // `restarts` attempts scans the transaction committed at 2200.
+  void ScriptTableA(int restarts) {
+    fake_->Script(region_a_, 1, {FakeStep::Initialized(), FakeStep::Resolved(Ts(2000))});
+    for (int attempt = 2; attempt <= restarts + 1; ++attempt) {
+      fake_->Script(region_a_, attempt,
+                    {FakeStep::Rows({CommittedRow(KeyA(1), "v1", Ts(2100), Ts(2200))}),
+                     FakeStep::Initialized()});
+    }
+  }
+
+  // The same transaction live on table A's region (prewrite at 2100, commit
+  // at 2200), then `after`.
+  Status CommitLiveTxnA(std::vector<FakeStep> after = {}) {
+    std::vector<FakeStep> steps = {FakeStep::Rows({PrewriteRow(KeyA(1), "v1", Ts(2100))}),
+                                   FakeStep::Rows({CommitRow(KeyA(1), Ts(2100), Ts(2200))})};
+    for (FakeStep& step : after) steps.push_back(std::move(step));
+    return fake_->Push(region_a_, steps);
+  }
 };
 
 TEST_F(PersistFailureTest, AFailedStoreRestartsTheSubscriptionFromItsLastPublishedTs) {
   ASSERT_NO_FATAL_FAILURE(Start());
-  fake_->Script(region_a_, 1, {FakeStep::Initialized(), FakeStep::Resolved(Ts(2000))});
-  // The restart's scan finds the transaction whose batch failed.
-  fake_->Script(
-      region_a_, 2,
-      {FakeStep::Rows({CommittedRow(KeyA(1), "v1", Ts(2100), Ts(2200))}), FakeStep::Initialized()});
+  ScriptTableA(1);  // The restart's scan finds the transaction whose batch failed.
   std::shared_ptr<FailingStore> store;
   Sub a = SubscribeFailing(&store);
   Sub b = Subscribe(kTableB);
   ASSERT_TRUE(a->WaitResolved(Ts(2000), kWaitLong));
 
   store->FailNext(1);
-  ASSERT_TRUE(fake_
-                  ->Push(region_a_, {FakeStep::Rows({PrewriteRow(KeyA(1), "v1", Ts(2100))}),
-                                     FakeStep::Rows({CommitRow(KeyA(1), Ts(2100), Ts(2200))}),
-                                     FakeStep::Resolved(Ts(2500))})
-                  .ok());
+  ASSERT_TRUE(CommitLiveTxnA({FakeStep::Resolved(Ts(2500))}).ok());
   ASSERT_TRUE(WaitRegistered(region_a_, 2));
   EXPECT_EQ(store->failed(), 1);
   // Nothing past the failed batch was published, and the restart starts at
@@ -115,22 +128,14 @@ TEST_F(PersistFailureTest, StoresThatKeepFailingFailTheSubscriptionWithTheStores
   StartOptions start;
   start.max_persist_restarts = 2;
   ASSERT_NO_FATAL_FAILURE(Start(start));
-  fake_->Script(region_a_, 1, {FakeStep::Initialized(), FakeStep::Resolved(Ts(2000))});
-  for (int attempt = 2; attempt <= 3; ++attempt) {
-    fake_->Script(region_a_, attempt,
-                  {FakeStep::Rows({CommittedRow(KeyA(1), "v1", Ts(2100), Ts(2200))}),
-                   FakeStep::Initialized()});
-  }
+  ScriptTableA(2);
   std::shared_ptr<FailingStore> store;
   Sub a = SubscribeFailing(&store);
   Sub b = Subscribe(kTableB);
   ASSERT_TRUE(a->WaitResolved(Ts(2000), kWaitLong));
 
   store->FailNext(1000);
-  ASSERT_TRUE(fake_
-                  ->Push(region_a_, {FakeStep::Rows({PrewriteRow(KeyA(1), "v1", Ts(2100))}),
-                                     FakeStep::Rows({CommitRow(KeyA(1), Ts(2100), Ts(2200))})})
-                  .ok());
+  ASSERT_TRUE(CommitLiveTxnA().ok());
   ASSERT_TRUE(PollUntil([&] { return a->error().has_value(); }, kWaitLong));
   EXPECT_EQ(a->error()->code(), Code::kIoError);
   EXPECT_THAT(std::string(a->error()->message()), ::testing::HasSubstr("injected"));
