@@ -186,8 +186,89 @@ void AddReads(std::vector<Golden>& g) {
   }
 }
 
+void AddLockResolution(std::vector<Golden>& g) {
+  {
+    kvrpcpb::ScanLockRequest m;
+    *m.mutable_context() = MakeContext();
+    m.set_max_version(kTso);
+    m.set_start_key(kRawKey);
+    m.set_limit(1024);
+    m.set_end_key("t\x81"s);
+    g.push_back(
+        {"kvrpcpb_ScanLockRequest", Own(m),
+         Cat({L(1, ContextBytes()), V(2, kTso), L(3, kRawKey), V(4, 1024), L(5, "t\x81"s)})});
+  }
+  {
+    kvrpcpb::ScanLockResponse m;
+    m.mutable_region_error()->mutable_region_not_found()->set_region_id(1001);
+    *m.mutable_error()->mutable_locked() = MakeLock();
+    *m.add_locks() = MakeLock();
+    m.mutable_exec_details_v2();
+    g.push_back(
+        {"kvrpcpb_ScanLockResponse", Own(m),
+         Cat({L(1, L(3, V(1, 1001))), L(2, L(1, LockBytes())), L(3, LockBytes()), L(4, "")})});
+  }
+  {
+    kvrpcpb::CheckTxnStatusRequest m;
+    *m.mutable_context() = MakeContext();
+    m.set_primary_key(kRawKey);
+    m.set_lock_ts(kTso);
+    m.set_caller_start_ts(7);
+    m.set_current_ts(kMaxU64);
+    m.set_rollback_if_not_exist(true);
+    m.set_force_sync_commit(true);
+    m.set_resolving_pessimistic_lock(true);
+    m.set_verify_is_primary(true);
+    m.set_is_txn_file(true);
+    g.push_back({"kvrpcpb_CheckTxnStatusRequest", Own(m),
+                 Cat({L(1, ContextBytes()), L(2, kRawKey), V(3, kTso), V(4, 7), V(5, kMaxU64),
+                      V(6, 1), V(7, 1), V(8, 1), V(9, 1), V(100, 1)})});
+  }
+  {
+    kvrpcpb::CheckTxnStatusResponse m;
+    m.mutable_error()->mutable_txn_not_found()->set_start_ts(kTso);
+    m.mutable_error()->mutable_txn_not_found()->set_primary_key(kRawKey);
+    m.set_lock_ttl(3000);
+    m.set_commit_version(kTso + 1);
+    m.set_action(kvrpcpb::TTLExpireRollback);
+    *m.mutable_lock_info() = MakeLock();
+    g.push_back({"kvrpcpb_CheckTxnStatusResponse", Own(m),
+                 Cat({L(2, L(8, Cat({V(1, kTso), L(2, kRawKey)}))), V(3, 3000), V(4, kTso + 1),
+                      V(5, 1), L(6, LockBytes())})});
+  }
+  {
+    kvrpcpb::ResolveLockRequest m;
+    *m.mutable_context() = MakeContext();
+    m.set_start_version(kTso);
+    m.set_commit_version(kTso + 1);
+    auto* info = m.add_txn_infos();
+    info->set_txn(5);
+    info->set_status(6);
+    m.add_keys(kRawKey);
+    m.set_is_async(true);
+    g.push_back({"kvrpcpb_ResolveLockRequest", Own(m),
+                 Cat({L(1, ContextBytes()), V(2, kTso), V(3, kTso + 1),
+                      L(4, Cat({V(1, 5), V(2, 6)})), L(5, kRawKey), V(6, 1)})});
+  }
+  {
+    kvrpcpb::TxnInfo m;
+    m.set_txn(kTso);
+    m.set_status(kTso + 1);
+    m.set_is_txn_file(true);
+    g.push_back({"kvrpcpb_TxnInfo", Own(m), Cat({V(1, kTso), V(2, kTso + 1), V(100, 1)})});
+  }
+  {
+    kvrpcpb::ResolveLockResponse m;
+    m.mutable_region_error()->mutable_region_not_found()->set_region_id(1001);
+    m.mutable_error()->set_abort("x");
+    g.push_back(
+        {"kvrpcpb_ResolveLockResponse", Own(m), Cat({L(1, L(3, V(1, 1001))), L(2, L(3, "x"))})});
+  }
+}
+
 SLUICE_GOLDEN_CASES(kvrpcpb_context_and_errors, AddContextAndLocks);
 SLUICE_GOLDEN_CASES(kvrpcpb_reads, AddReads);
+SLUICE_GOLDEN_CASES(kvrpcpb_lock_resolution, AddLockResolution);
 
 }  // namespace
 }  // namespace sluice::golden

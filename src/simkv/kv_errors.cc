@@ -60,15 +60,20 @@ errorpb::Error KeyNotInRegionError(std::string_view encoded_key, const RegionInf
   return out;
 }
 
+kvrpcpb::LockInfo ToProtoLock(const LockInfo& lock) {
+  kvrpcpb::LockInfo info;
+  info.set_primary_lock(lock.primary);
+  info.set_lock_version(lock.start_ts.value());
+  info.set_key(lock.key);
+  info.set_lock_ttl(lock.ttl_ms);
+  info.set_lock_type(LockTypeOf(lock.op));
+  info.set_min_commit_ts(lock.min_commit_ts.value());
+  return info;
+}
+
 kvrpcpb::KeyError LockedError(const LockInfo& lock) {
   kvrpcpb::KeyError out;
-  kvrpcpb::LockInfo* info = out.mutable_locked();
-  info->set_primary_lock(lock.primary);
-  info->set_lock_version(lock.start_ts.value());
-  info->set_key(lock.key);
-  info->set_lock_ttl(lock.ttl_ms);
-  info->set_lock_type(LockTypeOf(lock.op));
-  info->set_min_commit_ts(lock.min_commit_ts.value());
+  *out.mutable_locked() = ToProtoLock(lock);
   return out;
 }
 

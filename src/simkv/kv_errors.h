@@ -27,6 +27,8 @@ errorpb::Error MismatchPeerIdError(uint64_t request_peer_id, uint64_t store_peer
 // `encoded_key` in memcomparable form, like the region's boundaries.
 errorpb::Error KeyNotInRegionError(std::string_view encoded_key, const RegionInfo& region);
 
+// `lock` as TiKV lists it (ScanLock, CheckTxnStatus, KeyError.locked).
+kvrpcpb::LockInfo ToProtoLock(const LockInfo& lock);
 // A read blocked by `lock` (KeyError.locked).
 kvrpcpb::KeyError LockedError(const LockInfo& lock);
 // A read that cannot be served (KeyError.abort).

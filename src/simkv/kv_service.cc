@@ -10,6 +10,7 @@
 #include "simkv/cdc_downstream.h"
 #include "simkv/cdc_errors.h"
 #include "simkv/kv_errors.h"
+#include "simkv/lock_resolution.h"
 #include "simkv/proto_convert.h"
 
 namespace sluice::simkv {
@@ -75,6 +76,16 @@ std::variant<RegionInfo, errorpb::Error> KvService::CheckContext(
   return std::move(region).value();
 }
 
+std::variant<RegionInfo, errorpb::Error> KvService::CheckKey(const kvrpcpb::Context& context,
+                                                             std::string_view raw_key) const {
+  std::variant<RegionInfo, errorpb::Error> checked = CheckContext(context);
+  if (auto* region = std::get_if<RegionInfo>(&checked)) {
+    const std::string encoded = memcomparable::EncodeBytes(raw_key);
+    if (!region->ContainsEncoded(encoded)) return KeyNotInRegionError(encoded, *region);
+  }
+  return checked;
+}
+
 kvrpcpb::KeyError KvService::ReadError(const TxnError& error, Ts version) const {
   if (error.kind == TxnErrorKind::kBelowGcSafePoint) {
     return AbortError("simkv: version " + std::to_string(version.value()) +
@@ -87,15 +98,9 @@ kvrpcpb::KeyError KvService::ReadError(const TxnError& error, Ts version) const 
 grpc::Status KvService::KvGet(grpc::ServerContext* context, const kvrpcpb::GetRequest* request,
                               kvrpcpb::GetResponse* response) {
   requests_.fetch_add(1, std::memory_order_relaxed);
-  std::variant<RegionInfo, errorpb::Error> checked = CheckContext(request->context());
+  std::variant<RegionInfo, errorpb::Error> checked = CheckKey(request->context(), request->key());
   if (auto* error = std::get_if<errorpb::Error>(&checked)) {
     *response->mutable_region_error() = std::move(*error);
-    return grpc::Status::OK;
-  }
-  const RegionInfo& region = std::get<RegionInfo>(checked);
-  const std::string encoded = memcomparable::EncodeBytes(request->key());
-  if (!region.ContainsEncoded(encoded)) {
-    *response->mutable_region_error() = KeyNotInRegionError(encoded, region);
     return grpc::Status::OK;
   }
   const Ts version(request->version());
@@ -146,6 +151,93 @@ grpc::Status KvService::KvScan(grpc::ServerContext* context, const kvrpcpb::Scan
     pair->set_key(kv.key);
     if (!request->key_only()) pair->set_value(kv.value);
   }
+  return grpc::Status::OK;
+}
+
+grpc::Status KvService::KvScanLock(grpc::ServerContext* context,
+                                   const kvrpcpb::ScanLockRequest* request,
+                                   kvrpcpb::ScanLockResponse* response) {
+  requests_.fetch_add(1, std::memory_order_relaxed);
+  std::variant<RegionInfo, errorpb::Error> checked = CheckContext(request->context());
+  if (auto* error = std::get_if<errorpb::Error>(&checked)) {
+    *response->mutable_region_error() = std::move(*error);
+    return grpc::Status::OK;
+  }
+  const RawRange range = RegionRawRange(std::get<RegionInfo>(checked));
+  const std::string start = std::max(range.start, request->start_key());
+  const std::string end = MinEnd(range.end, request->end_key());
+  if (!end.empty() && end <= start) return grpc::Status::OK;
+  for (const LockInfo& lock :
+       ScanLocks(*store_, start, end, Ts(request->max_version()), request->limit())) {
+    *response->add_locks() = ToProtoLock(lock);
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status KvService::KvCheckTxnStatus(grpc::ServerContext* context,
+                                         const kvrpcpb::CheckTxnStatusRequest* request,
+                                         kvrpcpb::CheckTxnStatusResponse* response) {
+  requests_.fetch_add(1, std::memory_order_relaxed);
+  std::variant<RegionInfo, errorpb::Error> checked =
+      CheckKey(request->context(), request->primary_key());
+  if (auto* error = std::get_if<errorpb::Error>(&checked)) {
+    *response->mutable_region_error() = std::move(*error);
+    return grpc::Status::OK;
+  }
+  if (request->resolving_pessimistic_lock() || request->is_txn_file()) {
+    *response->mutable_error() =
+        AbortError("simkv: pessimistic locks and transaction files are not simulated");
+    return grpc::Status::OK;
+  }
+  TxnResult<TxnStatusAnswer> answer =
+      CheckTxnStatus(*store_, request->primary_key(), Ts(request->lock_ts()),
+                     Ts(request->current_ts()), request->rollback_if_not_exist());
+  if (!answer.ok()) {
+    *response->mutable_error() = KeyErrorOf(answer.error());
+    return grpc::Status::OK;
+  }
+  const TxnStatusAnswer& a = answer.value();
+  if (a.not_found) {
+    kvrpcpb::TxnNotFound* nf = response->mutable_error()->mutable_txn_not_found();
+    nf->set_start_ts(request->lock_ts());
+    nf->set_primary_key(request->primary_key());
+    return grpc::Status::OK;
+  }
+  response->set_lock_ttl(a.lock_ttl_ms);
+  response->set_commit_version(a.commit_ts.value());
+  response->set_action(static_cast<kvrpcpb::Action>(a.action));
+  if (a.lock.has_value()) *response->mutable_lock_info() = ToProtoLock(*a.lock);
+  return grpc::Status::OK;
+}
+
+grpc::Status KvService::KvResolveLock(grpc::ServerContext* context,
+                                      const kvrpcpb::ResolveLockRequest* request,
+                                      kvrpcpb::ResolveLockResponse* response) {
+  requests_.fetch_add(1, std::memory_order_relaxed);
+  std::variant<RegionInfo, errorpb::Error> checked = CheckContext(request->context());
+  if (auto* error = std::get_if<errorpb::Error>(&checked)) {
+    *response->mutable_region_error() = std::move(*error);
+    return grpc::Status::OK;
+  }
+  const RegionInfo& region = std::get<RegionInfo>(checked);
+  if (request->start_version() == 0 || request->txn_infos_size() > 0 || request->is_txn_file()) {
+    *response->mutable_error() =
+        AbortError("simkv: only single-transaction lock resolution is simulated");
+    return grpc::Status::OK;
+  }
+  std::vector<std::string> keys(request->keys().begin(), request->keys().end());
+  for (const std::string& key : keys) {
+    const std::string encoded = memcomparable::EncodeBytes(key);
+    if (!region.ContainsEncoded(encoded)) {
+      *response->mutable_region_error() = KeyNotInRegionError(encoded, region);
+      return grpc::Status::OK;
+    }
+  }
+  const RawRange range = RegionRawRange(region);
+  TxnStatus resolved =
+      ResolveTxnLocks(*store_, range.start, range.end, Ts(request->start_version()),
+                      Ts(request->commit_version()), keys);
+  if (!resolved.ok()) *response->mutable_error() = KeyErrorOf(resolved.error());
   return grpc::Status::OK;
 }
 

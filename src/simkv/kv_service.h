@@ -1,5 +1,6 @@
-// KvService: the transactional snapshot reads of the Tikv gRPC service
-// (KvGet, KvScan) of one simulated TiKV store, answering as TiKV does.
+// KvService: the transactional snapshot reads (KvGet, KvScan) and the lock
+// resolution calls (KvScanLock, KvCheckTxnStatus, KvResolveLock) of the Tikv
+// gRPC service of one simulated TiKV store, answering as TiKV does.
 //
 // Every request is checked against its kvrpcpb.Context in TiKV's order:
 // ServerIsBusy while the store is made busy; StoreNotMatch if the peer is
@@ -60,11 +61,23 @@ class KvService final : public tikvpb::Tikv::Service {
                      kvrpcpb::GetResponse* response) override;
   grpc::Status KvScan(grpc::ServerContext* context, const kvrpcpb::ScanRequest* request,
                       kvrpcpb::ScanResponse* response) override;
+  grpc::Status KvScanLock(grpc::ServerContext* context, const kvrpcpb::ScanLockRequest* request,
+                          kvrpcpb::ScanLockResponse* response) override;
+  grpc::Status KvCheckTxnStatus(grpc::ServerContext* context,
+                                const kvrpcpb::CheckTxnStatusRequest* request,
+                                kvrpcpb::CheckTxnStatusResponse* response) override;
+  grpc::Status KvResolveLock(grpc::ServerContext* context,
+                             const kvrpcpb::ResolveLockRequest* request,
+                             kvrpcpb::ResolveLockResponse* response) override;
 
  private:
   // The region the context addresses, or the region error to answer.
   std::variant<RegionInfo, errorpb::Error> CheckContext(const kvrpcpb::Context& context) const
       EXCLUDES(mu_);
+  // The region the context addresses if `raw_key` lies in it, or the
+  // region error to answer.
+  std::variant<RegionInfo, errorpb::Error> CheckKey(const kvrpcpb::Context& context,
+                                                    std::string_view raw_key) const EXCLUDES(mu_);
   // The key error of a failed read at `version`.
   kvrpcpb::KeyError ReadError(const TxnError& error, Ts version) const;
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/memcomparable.h"
+#include "common/tso.h"
 #include "simkv/proto_convert.h"
 #include "simkv/simkv_test_util.h"
 #include "tikvpb.grpc.pb.h"
@@ -170,6 +171,79 @@ TEST_F(KvServiceTest, ALockAtOrBelowTheVersionBlocksTheRead) {
 
   ASSERT_TRUE(cluster_->txn().Commit(txn).ok());
   EXPECT_EQ(PairsOf(Scan(ScanRequestFor(region, "b", "", Now()))), (Pairs{{"c", "1"}, {"d", "2"}}));
+}
+
+// ScanLock, CheckTxnStatus and ResolveLock on a transaction whose writer
+// died with its primary in one region and a secondary in the next.
+TEST_F(KvServiceTest, LockResolutionCallsFollowTiKV) {
+  if (RegionFor("c").id == RegionFor("p").id) {
+    ASSERT_TRUE(cluster_->Split(RegionFor("m").id, "m").ok());
+  }
+  Txn txn = Prewrite({{"c", "1"}, {"p", "2"}});
+  const Ts start = txn.start_ts();
+  RegionInfo left = RegionFor("c");
+  RegionInfo right = RegionFor("p");
+  ASSERT_NE(left.id, right.id);
+  auto call = [&](auto method, const RegionInfo& region, auto request, auto* response) {
+    *request.mutable_context() = ContextFor(region, region.leader);
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    grpc::Status status = (StubFor(region.leader).get()->*method)(&context, request, response);
+    EXPECT_TRUE(status.ok()) << status.error_message();
+  };
+  auto scan_locks = [&](const RegionInfo& region, Ts max_version) {
+    kvrpcpb::ScanLockRequest request;
+    request.set_max_version(max_version.value());
+    kvrpcpb::ScanLockResponse response;
+    call(&tikvpb::Tikv::Stub::KvScanLock, region, request, &response);
+    return response;
+  };
+  auto check = [&](const RegionInfo& region, Ts lock_ts, Ts current, bool rollback) {
+    kvrpcpb::CheckTxnStatusRequest request;
+    request.set_primary_key("c");
+    request.set_lock_ts(lock_ts.value());
+    request.set_current_ts(current.value());
+    request.set_rollback_if_not_exist(rollback);
+    kvrpcpb::CheckTxnStatusResponse response;
+    call(&tikvpb::Tikv::Stub::KvCheckTxnStatus, region, request, &response);
+    return response;
+  };
+
+  kvrpcpb::ScanLockResponse right_locks = scan_locks(right, Now());
+  ASSERT_EQ(right_locks.locks_size(), 1) << right_locks.DebugString();
+  EXPECT_EQ(right_locks.locks(0).key(), "p");
+  EXPECT_EQ(right_locks.locks(0).primary_lock(), "c");
+  EXPECT_EQ(right_locks.locks(0).lock_version(), start.value());
+  EXPECT_EQ(scan_locks(right, Ts(start.value() - 1)).locks_size(), 0);
+
+  // The primary lives in the left region only.
+  EXPECT_TRUE(check(right, start, Now(), false).region_error().has_key_not_in_region());
+  kvrpcpb::CheckTxnStatusResponse alive = check(left, start, Now(), false);
+  EXPECT_GT(alive.lock_ttl(), 0u) << alive.DebugString();
+  EXPECT_EQ(alive.lock_info().key(), "c");
+  const Ts late = tso::Compose(tso::Physical(start) + 60'000, 0);
+  kvrpcpb::CheckTxnStatusResponse expired = check(left, start, late, false);
+  EXPECT_EQ(expired.action(), kvrpcpb::TTLExpireRollback) << expired.DebugString();
+  EXPECT_EQ(expired.lock_ttl(), 0u);
+  EXPECT_EQ(expired.commit_version(), 0u);
+  EXPECT_EQ(scan_locks(left, Now()).locks_size(), 0);
+  kvrpcpb::CheckTxnStatusResponse unknown = check(left, Ts(start.value() - 1), late, false);
+  EXPECT_TRUE(unknown.error().has_txn_not_found()) << unknown.DebugString();
+  EXPECT_EQ(check(left, Ts(start.value() - 1), late, true).action(), kvrpcpb::LockNotExistRollback);
+
+  kvrpcpb::ResolveLockRequest batch;
+  batch.add_txn_infos()->set_txn(start.value());
+  kvrpcpb::ResolveLockResponse refused;
+  call(&tikvpb::Tikv::Stub::KvResolveLock, right, batch, &refused);
+  EXPECT_FALSE(refused.error().abort().empty());
+  kvrpcpb::ResolveLockRequest resolve;
+  resolve.set_start_version(start.value());
+  kvrpcpb::ResolveLockResponse resolved;
+  call(&tikvpb::Tikv::Stub::KvResolveLock, right, resolve, &resolved);
+  EXPECT_FALSE(resolved.has_error()) << resolved.DebugString();
+  EXPECT_FALSE(resolved.has_region_error());
+  EXPECT_EQ(scan_locks(right, Now()).locks_size(), 0);
+  EXPECT_TRUE(Get(right, "p", Now()).not_found());
 }
 
 TEST_F(KvServiceTest, RegionErrorsFollowTiKV) {

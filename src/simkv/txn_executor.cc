@@ -162,6 +162,15 @@ Result<TxnOutcome> TxnExecutor::CommitOpen(const OpenTxn& txn) {
   return out;
 }
 
+Result<Ts> TxnExecutor::CommitPrimaryOnly(const OpenTxn& txn) {
+  if (txn.keys.empty()) return InvalidArgument("txn: no keys");
+  ASSIGN_OR_RETURN(Ts commit_ts, NextTs());
+  std::vector<std::string_view> primary{txn.keys[0]};
+  TxnStatus st = store_->Commit(primary, txn.start_ts, commit_ts);
+  if (!st.ok()) return st.status().WithContext("txn: commit primary");
+  return commit_ts;
+}
+
 Status TxnExecutor::RollbackOpen(const OpenTxn& txn) {
   TxnStatus st = store_->Rollback(txn.keys, txn.start_ts);
   if (!st.ok()) return st.status().WithContext("txn: rollback");

@@ -99,6 +99,10 @@ class TxnExecutor {
   Result<OpenTxn> PrewriteOnly(const std::vector<Mutation>& mutations, uint64_t lock_ttl_ms);
   // Commits an open transaction at a fresh ts: primary, then secondaries.
   Result<TxnOutcome> CommitOpen(const OpenTxn& txn);
+  // Commits only the primary of an open transaction at a fresh ts, as a
+  // writer that dies right after does: the transaction is committed, its
+  // secondaries stay locked until someone resolves them.
+  Result<Ts> CommitPrimaryOnly(const OpenTxn& txn);
   // Rolls an open transaction back.
   Status RollbackOpen(const OpenTxn& txn);
 

@@ -117,6 +117,19 @@ Status Workload::DmlStep() {
   return CommitTxn(std::move(txn), rng_.Chance(options_.one_pc_fraction));
 }
 
+Result<Ts> Workload::AbandonTxn(bool commit_primary, uint64_t lock_ttl_ms) {
+  MutexLock lock(&mu_);
+  RETURN_IF_ERROR(SetupLocked());
+  ASSIGN_OR_RETURN(PreparedTxn txn, dml_.Next());
+  if (txn.mutations.empty()) return NotFound("workload: no transaction to abandon");
+  ASSIGN_OR_RETURN(OpenTxn open, executor_.PrewriteOnly(txn.mutations, lock_ttl_ms));
+  // Reserved for good: the generator never learns how the rows ended.
+  dml_.Reserve(txn);
+  if (commit_primary) RETURN_IF_ERROR(executor_.CommitPrimaryOnly(open).status());
+  ++stats_.abandoned;
+  return open.start_ts;
+}
+
 Status Workload::CommitTxn(PreparedTxn txn, bool one_pc) {
   TxnOptions opts;
   opts.one_pc = one_pc;

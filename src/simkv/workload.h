@@ -133,6 +133,7 @@ struct WorkloadStats {
   uint64_t aborted = 0;  // Rolled back on purpose (abort_fraction).
   uint64_t long_opened = 0;
   uint64_t long_committed = 0;
+  uint64_t abandoned = 0;  // Left to lock resolution (AbandonTxn).
   uint64_t ddls = 0;
   uint64_t ddl_skipped = 0;  // Scheduled draws with nothing to act on.
 };
@@ -195,6 +196,13 @@ class Workload {
 
   // Commits every open long transaction now.
   Status CommitLongTxns() EXCLUDES(mu_);
+
+  // One DML transaction whose writer dies (a TiDB server killed between
+  // prewrite and commit): prewritten with a `lock_ttl_ms` TTL and, with
+  // `commit_primary`, its primary committed; never finished here. Its rows
+  // are left out of later transactions (whatever lock resolution makes of
+  // them). Returns its start ts; NotFound if the generator had nothing.
+  Result<Ts> AbandonTxn(bool commit_primary, uint64_t lock_ttl_ms) EXCLUDES(mu_);
 
   WorkloadStats stats() const EXCLUDES(mu_);
   // Committed DML with their values (only with record_intents).
