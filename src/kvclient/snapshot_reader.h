@@ -50,6 +50,7 @@
 #include "common/strong_id.h"
 #include "common/thread_annotations.h"
 #include "errorpb.pb.h"
+#include "kvclient/region_rpc.h"
 #include "kvrpcpb.pb.h"
 #include "pd/pd_client.h"
 #include "pd/region_cache.h"
@@ -95,50 +96,17 @@ class SnapshotReader {
   SnapshotReaderStats stats() const;
 
  private:
-  class Call;
-  struct Channel;
-  // A located region, its leader's address and its end as a raw key.
-  struct Target {
-    pd::Region region;
-    std::string address;
-    std::string raw_end;  // Empty = +inf.
-  };
-  // How one attempt ended: OK, or an error with how to go on.
-  struct Attempt {
-    Status status;
-    bool retry = false;      // Retry within the call's deadline.
-    bool retry_now = false;  // ...without a backoff.
-    Clock::Duration min_backoff{0};
-    // The RPC ran past its deadline: at the call's end, the error before it
-    // (say, a lock still held) is the better reason to report.
-    bool deadline_exceeded = false;
-  };
-
-  Result<std::shared_ptr<Channel>> ChannelFor(const std::string& address) EXCLUDES(mu_);
-  // Locates the region of raw `key` and its leader's address.
-  Attempt Locate(std::string_view key, Target* target);
   // One KvScan of [cursor, end) in the target region, appended to `out`.
-  Attempt ScanOnce(const Call& call, const Target& target, const std::string& cursor,
-                   const std::string& end, uint32_t batch, Ts version, KvPairs* out);
-  Attempt GetOnce(const Call& call, const Target& target, std::string_view key, Ts version,
-                  std::optional<std::string>* out);
-  // The attempt for a failed RPC, a region error or a key error.
-  Attempt RpcFailed(const Target& target, const grpc::Status& status);
-  Attempt RegionError(const Target& target, const errorpb::Error& error);
-  Attempt KeyError(const kvrpcpb::KeyError& error, Ts version);
+  RpcAttempt ScanOnce(const RpcCall& call, const RegionTarget& target, const std::string& cursor,
+                      const std::string& end, uint32_t batch, Ts version, KvPairs* out);
+  RpcAttempt GetOnce(const RpcCall& call, const RegionTarget& target, std::string_view key,
+                     Ts version, std::optional<std::string>* out);
+  RpcAttempt KeyError(const kvrpcpb::KeyError& error, Ts version);
+
   pd::PdClient* const pd_;
-  pd::RegionCache* const cache_;
-  const SnapshotReaderOptions options_;
-  CancelSource cancel_;
-
-  std::atomic<uint64_t> rpcs_{0};
-  std::atomic<uint64_t> rpc_failures_{0};
-  std::atomic<uint64_t> region_errors_{0};
+  const uint32_t scan_batch_;
+  RegionRpc rpc_;
   std::atomic<uint64_t> lock_waits_{0};
-  std::atomic<uint64_t> next_seed_{1};
-
-  Mutex mu_;
-  std::map<std::string, std::shared_ptr<Channel>> channels_ GUARDED_BY(mu_);
 };
 
 }  // namespace sluice::kvclient
