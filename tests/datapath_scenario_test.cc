@@ -87,6 +87,44 @@ TEST(DataPathScenarioTest, MysqlOnAFailingEventStoreDiskMatchesGroundTruth) {
   sc.TearDown();
 }
 
+// Writers die between prewrite and commit while the workload goes on, half
+// of them right after committing their primary: their locks hold the spans'
+// resolved ts until the puller finds them stuck and resolves the locks
+// (rolling back or committing each transaction as its primary says);
+// replication then resumes and MariaDB matches the store.
+TEST(DataPathScenarioTest, MysqlWithWritersThatDieMatchesGroundTruth) {
+  const char* uri = std::getenv("SLUICE_TEST_MYSQL");
+  if (uri == nullptr) GTEST_SKIP() << "SLUICE_TEST_MYSQL is not set";
+  uint64_t seed = logpuller::testing::ScenarioSeeds().front() + 300;
+  DataPathScenario sc(seed, testing::PlainScenarioWorkload(seed, kDatabase));
+  sc.puller.resolve_lock_check_interval = std::chrono::milliseconds(200);
+  sc.puller.stuck.resolve_lock_after = std::chrono::seconds(1);
+  sc.puller.stuck.resolve_lock_interval = std::chrono::seconds(1);
+  sc.SetUpCluster();
+  ASSERT_TRUE(sc.PrepareMysql(uri).ok());
+  auto sink = sc.MysqlSink(uri, sc.start());
+  ASSERT_TRUE(sink.ok()) << sink.status().ToString();
+  auto path = sc.StartPath(sink->get(), sc.start());
+  ASSERT_TRUE(path.ok()) << path.status().ToString();
+  sc.RunWorkload(60, [&] {
+    for (int i = 0; i < 6; ++i) {
+      Result<Ts> orphan = sc.workload().AbandonTxn(/*commit_primary=*/i % 2 == 1, 300);
+      ASSERT_TRUE(orphan.ok()) << orphan.status().ToString();
+    }
+  });
+  EXPECT_EQ(sc.workload().stats().abandoned, 6u);
+  // Resolution within seconds of being stuck, not the scenario's long wait.
+  auto ckpt = sc.WaitCaughtUp(**path, std::chrono::seconds(30));
+  ASSERT_TRUE(ckpt.ok()) << ckpt.status().ToString();
+  const logpuller::SubscriptionClient::Stats stats = sc.env().client->stats();
+  EXPECT_GE(stats.txns_resolved, 6u);
+  EXPECT_EQ(sc.env().cluster->mvcc().Stats().locks, 0u);
+  (*path)->Stop();
+  (*sink)->Close();
+  CheckMysql(sc, uri, *ckpt, /*min_tables=*/2);
+  sc.TearDown();
+}
+
 TEST(DataPathScenarioTest, MysqlRestartFromCheckpointMatchesGroundTruth) {
   const char* uri = std::getenv("SLUICE_TEST_MYSQL");
   if (uri == nullptr) GTEST_SKIP() << "SLUICE_TEST_MYSQL is not set";

@@ -111,11 +111,13 @@ size_t RangeLock::NumLocked() const {
   return locked_.size();
 }
 
-std::vector<std::pair<RegionId, Ts>> RangeLock::LockedRegions() const {
+std::vector<RangeLock::LockedRegion> RangeLock::LockedRegions() const {
   MutexLock lock(&mu_);
-  std::vector<std::pair<RegionId, Ts>> out;
+  std::vector<LockedRegion> out;
   out.reserve(locked_.size());
-  for (const auto& [start, entry] : locked_) out.emplace_back(entry.region, entry.resolved_ts);
+  for (const auto& [start, entry] : locked_) {
+    out.push_back({entry.region, start, entry.resolved_ts, entry.initialized});
+  }
   return out;
 }
 

@@ -95,8 +95,15 @@ class RangeLock {
   bool Drained() const EXCLUDES(mu_);
 
   size_t NumLocked() const EXCLUDES(mu_);
-  // (region, resolved ts) of every lock in key order, for slow-region reports.
-  std::vector<std::pair<RegionId, Ts>> LockedRegions() const EXCLUDES(mu_);
+  // Every lock in key order (for slow-region reports and lock resolution).
+  struct LockedRegion {
+    RegionId region;
+    std::string start;  // The start of the range it holds.
+    Ts resolved_ts;
+    bool initialized = false;
+    bool operator==(const LockedRegion&) const = default;
+  };
+  std::vector<LockedRegion> LockedRegions() const EXCLUDES(mu_);
 
  private:
   struct Locked {

@@ -149,9 +149,11 @@ TEST_F(RangeLockTest, SpanTsIsTheMinimum) {
   EXPECT_TRUE(lock_.UpdateResolvedTs(RegionId(2), Ts(200)));  // Older: ignored.
   EXPECT_EQ(lock_.ResolvedTs(), Ts(250));
   EXPECT_FALSE(lock_.UpdateResolvedTs(RegionId(9), Ts(900)));
+  lock_.MarkInitialized(RegionId(2));
   EXPECT_EQ(lock_.LockedRegions(),
-            (std::vector<std::pair<RegionId, Ts>>{
-                {RegionId(1), Ts(300)}, {RegionId(2), Ts(250)}, {RegionId(3), Ts(400)}}));
+            (std::vector<RangeLock::LockedRegion>{{RegionId(1), "a", Ts(300), false},
+                                                  {RegionId(2), "f", Ts(250), true},
+                                                  {RegionId(3), "p", Ts(400), false}}));
 }
 
 TEST(RangeLockHeapTest, MinStaysRightWhenAMiddleLockLeaves) {

@@ -28,13 +28,15 @@ RequestSchedulerOptions WithClusterId(RequestSchedulerOptions options, pd::PdCli
 SubscriptionClient::SubscriptionClient(SubscriptionClientOptions options, pd::PdClient* pd,
                                        pd::RegionCache* cache)
     : options_(std::move(options)),
+      pd_(pd),
       cache_(cache),
       pipeline_(options_.pipeline,
                 [this](SubscriptionId id, const Status& status, bool consumer_told) {
                   OnPipelineFailure(id, status, consumer_told);
                 }),
       pool_(DefaultWorkers(options_.region_workers), options_.region_queue_capacity, this),
-      scheduler_(WithClusterId(options_.scheduler, pd), cache, &pool_, this) {}
+      scheduler_(WithClusterId(options_.scheduler, pd), cache, &pool_, this),
+      lock_resolver_(pd, cache, options_.lock_resolver) {}
 
 SubscriptionClient::~SubscriptionClient() { Stop(); }
 
@@ -50,6 +52,14 @@ void SubscriptionClient::Start() {
       HandlePipelineFailure(*f);
     }
   });
+  if (options_.resolve_lock_check_interval.count() > 0) {
+    lock_thread_.Start("puller-locks", [this](StopToken stop) {
+      StuckRegions stuck(options_.stuck);
+      while (options_.scheduler.clock->SleepFor(options_.resolve_lock_check_interval, stop)) {
+        CheckStuckRegions(stuck);
+      }
+    });
+  }
 }
 
 void SubscriptionClient::Stop() {
@@ -70,6 +80,8 @@ void SubscriptionClient::Stop() {
   // the pipeline. Failures reported after this are dropped.
   failures_.Close();
   failure_thread_.Stop();
+  lock_resolver_.Stop();  // Ends a resolution in progress.
+  lock_thread_.Stop();
   pool_.Stop();
   scheduler_.Stop();
   pipeline_.Stop();
@@ -159,6 +171,10 @@ SubscriptionClient::Stats SubscriptionClient::stats() const {
   stats.fatal = fatal_.load();
   stats.scan_yields = scan_yields_.load();
   stats.scans_yielding = scans_yielding_.load();
+  stats.lock_resolutions = lock_resolutions_.load();
+  stats.lock_resolution_errors = lock_resolution_errors_.load();
+  stats.txns_resolved = txns_resolved_.load();
+  stats.stuck_reconnects = stuck_reconnects_.load();
   return stats;
 }
 

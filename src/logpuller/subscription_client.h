@@ -7,9 +7,13 @@
 // Inside: a RequestScheduler thread (regions, range locks, scan windows,
 // streams), reader threads of the store streams, a RegionWorkerPool (matcher
 // and region resolved ts, sharded by region id), the SpanPipeline (sharded
-// by subscription id) and a failure thread that handles the pipeline's
+// by subscription id), a failure thread that handles the pipeline's
 // failures (a batch the consumer could not store restarts its subscription
-// from the last published resolved ts, a few times in a row at most).
+// from the last published resolved ts, a few times in a row at most), and a
+// lock-resolution thread: a span whose resolved ts is stuck behind a lock
+// left by a writer that went away gets its regions' locks resolved through
+// TiKV's transaction API (kvclient::LockResolver), and a region stuck far
+// longer restarts its subscription (StuckRegions says when).
 // Region errors are retried as TiKV's table says (retry the region or
 // reload the range, backoff per range); invalid
 // input from TiKV restarts the subscription from its last published resolved
@@ -33,11 +37,13 @@
 #include "common/lifecycle.h"
 #include "common/queue.h"
 #include "common/thread_annotations.h"
+#include "kvclient/lock_resolver.h"
 #include "logpuller/consumer.h"
 #include "logpuller/region_worker.h"
 #include "logpuller/request_scheduler.h"
 #include "logpuller/span_pipeline.h"
 #include "logpuller/store_stream.h"
+#include "logpuller/stuck_regions.h"
 #include "pd/pd_client.h"
 #include "pd/region_cache.h"
 
@@ -68,6 +74,11 @@ struct SubscriptionClientOptions {
   // restart backoff; after this many such restarts in a row with no publish
   // in between, the subscription fails (OnSubscriptionError) instead.
   int max_persist_restarts = 10;
+  // How often the lock-resolution thread looks for stuck spans (TiCDC:
+  // 2 s); zero: never (no thread, no lock resolution).
+  std::chrono::milliseconds resolve_lock_check_interval{2000};
+  StuckRegionOptions stuck;  // When a span counts as stuck; reconnects.
+  kvclient::LockResolverOptions lock_resolver;
 };
 
 class SubscriptionClient final : public SpanSubscriber,
@@ -81,8 +92,12 @@ class SubscriptionClient final : public SpanSubscriber,
     uint64_t stream_errors = 0;
     uint64_t restarts = 0;
     uint64_t fatal = 0;
-    uint64_t scan_yields = 0;   // Batches of scanning runs held for a first publish.
-    size_t scans_yielding = 0;  // Region workers holding one now.
+    uint64_t scan_yields = 0;             // Batches of scanning runs held for a first publish.
+    size_t scans_yielding = 0;            // Region workers holding one now.
+    uint64_t lock_resolutions = 0;        // Regions whose locks were resolved.
+    uint64_t lock_resolution_errors = 0;  // ...of which failed.
+    uint64_t txns_resolved = 0;           // Transactions committed or rolled back.
+    uint64_t stuck_reconnects = 0;        // Subscriptions restarted for a stuck region.
   };
 
   SubscriptionClient(SubscriptionClientOptions options, pd::PdClient* pd, pd::RegionCache* cache);
@@ -137,6 +152,11 @@ class SubscriptionClient final : public SpanSubscriber,
   // Fails `sub` for good; tells its consumer unless it was told already.
   void Fail(const std::shared_ptr<Subscription>& sub, const Status& status,
             bool notify_consumer = true) EXCLUDES(mu_);
+  // On lock_thread_: one round of the stuck-span check, then the lock
+  // resolutions and reconnects it asks for.
+  void CheckStuckRegions(StuckRegions& stuck) EXCLUDES(mu_);
+  std::vector<SpanProgress> SpanProgresses() const EXCLUDES(mu_);
+  void ReconnectStuck(const ReconnectTask& task) EXCLUDES(mu_);
   // Stops a run: no more requests, its region states dropped, its TiKV
   // request deregistered. Never blocks.
   void StopRun(SubscriptionRun& run);
@@ -146,6 +166,7 @@ class SubscriptionClient final : public SpanSubscriber,
   std::shared_ptr<Subscription> Find(SubscriptionId id) const EXCLUDES(mu_);
 
   const SubscriptionClientOptions options_;
+  pd::PdClient* const pd_;
   pd::RegionCache* const cache_;
   SpanPipeline pipeline_;
   RegionWorkerPool pool_;
@@ -155,6 +176,8 @@ class SubscriptionClient final : public SpanSubscriber,
   // queue may hold.
   UnboundedMpscQueue<PipelineFailure> failures_;
   ThreadGroup failure_thread_;
+  kvclient::LockResolver lock_resolver_;
+  ThreadGroup lock_thread_;
 
   std::atomic<uint64_t> next_request_id_{1};
   std::atomic<uint64_t> region_errors_{0};
@@ -163,6 +186,10 @@ class SubscriptionClient final : public SpanSubscriber,
   std::atomic<uint64_t> fatal_{0};
   std::atomic<uint64_t> scan_yields_{0};
   std::atomic<size_t> scans_yielding_{0};
+  std::atomic<uint64_t> lock_resolutions_{0};
+  std::atomic<uint64_t> lock_resolution_errors_{0};
+  std::atomic<uint64_t> txns_resolved_{0};
+  std::atomic<uint64_t> stuck_reconnects_{0};
 
   mutable Mutex mu_;
   uint64_t next_id_ GUARDED_BY(mu_) = 1;

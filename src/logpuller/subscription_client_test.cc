@@ -25,8 +25,10 @@ std::vector<int64_t> Handles(int64_t from, int64_t count) {
 
 class SubscriptionClientTest : public ::testing::Test {
  protected:
-  void SetUp() override {
+  void SetUp() override { StartEnv(SubscriptionClientOptions{}); }
+  void StartEnv(SubscriptionClientOptions client) {
     testing::PullerEnvOptions options;
+    options.client = std::move(client);
     options.raw_split_keys = {codec::EncodeRowKey(kTable, 100), codec::EncodeRowKey(kTable, 200)};
     auto env = PullerEnv::Start(options);
     ASSERT_TRUE(env.ok()) << env.status().ToString();
@@ -103,6 +105,80 @@ TEST_F(SubscriptionClientTest, OpenLockHoldsBackResolvedTs) {
   ASSERT_TRUE(commit.ok());
   ASSERT_TRUE(consumer->WaitResolved(std::max(commit.value(), after_lock), kWait));
   ExpectMatchesTruth(*consumer, kTable, start);
+}
+
+// Locks left by writers that went away are resolved once the span is
+// stuck: one transaction rolled back (its primary's TTL ran out), one whose
+// primary committed has its secondary committed; the span resolves past both
+// and what was delivered matches the store.
+class StuckLockTest : public SubscriptionClientTest {
+ protected:
+  void SetUp() override {
+    SubscriptionClientOptions client;
+    client.resolve_lock_check_interval = std::chrono::milliseconds(50);
+    client.stuck.resolve_lock_after = std::chrono::milliseconds(300);
+    client.stuck.resolve_lock_interval = std::chrono::milliseconds(300);
+    StartEnv(client);
+  }
+  // Locks rows `handles` of kTable for a new transaction (the first is the
+  // primary) with a 100 ms TTL; returns its start ts.
+  Ts Orphan(const std::vector<int64_t>& handles) {
+    std::vector<simkv::Mutation> mutations;
+    for (int64_t h : handles) {
+      mutations.push_back(simkv::Mutation::Put(codec::EncodeRowKey(kTable, h), "orphan"));
+    }
+    Ts start = Now();
+    simkv::TxnStatus status =
+        env_->cluster->mvcc().Prewrite(mutations, mutations[0].key, start, /*ttl_ms=*/100);
+    EXPECT_TRUE(status.ok()) << status.error().ToString();
+    return start;
+  }
+};
+
+TEST_F(StuckLockTest, OrphanLocksAreResolvedAndReplicationResumes) {
+  Ts start = Now();
+  auto [id, consumer] = Subscribe(kTable, start);
+  ASSERT_TRUE(consumer->WaitResolved(start, kWait));
+  const Ts dead = Orphan({5, 150});
+  const Ts half = Orphan({6, 160});
+  const std::vector<std::string> primary{codec::EncodeRowKey(kTable, 6)};
+  ASSERT_TRUE(env_->cluster->mvcc().Commit(primary, half, Now()).ok());
+  Ts last = Write(kTable, 50, 1, "after");
+  ASSERT_TRUE(consumer->WaitResolved(last, kWait))
+      << "resolved " << consumer->resolved().value() << ", locks at " << dead.value();
+  SubscriptionClient::Stats stats = env_->client->stats();
+  EXPECT_GE(stats.txns_resolved, 2u);
+  EXPECT_EQ(stats.lock_resolution_errors, 0u);
+  EXPECT_EQ(env_->cluster->mvcc().Stats().locks, 0u);
+  ExpectMatchesTruth(*consumer, kTable, start);
+  // The committed secondary reached the consumer; the rolled-back rows did not.
+  bool saw_secondary = false;
+  for (const RawKvEntry& e : consumer->persisted()) {
+    EXPECT_NE(e.start_ts, dead);
+    if (e.key == codec::EncodeRowKey(kTable, 160) && e.start_ts == half) saw_secondary = true;
+  }
+  EXPECT_TRUE(saw_secondary);
+}
+
+TEST_F(StuckLockTest, ARegionStuckPastReconnectAfterRestartsItsSubscription) {
+  env_->Stop();
+  SubscriptionClientOptions client;
+  client.resolve_lock_check_interval = std::chrono::milliseconds(50);
+  client.stuck.reconnect_after = std::chrono::milliseconds(300);
+  StartEnv(client);
+  Ts start = Now();
+  auto [id, consumer] = Subscribe(kTable, start);
+  ASSERT_TRUE(consumer->WaitResolved(start, kWait));
+  // A live lock (long TTL): nothing resolves it, the region stays behind.
+  std::vector<simkv::Mutation> m{simkv::Mutation::Put(codec::EncodeRowKey(kTable, 7), "x")};
+  ASSERT_TRUE(env_->cluster->mvcc().Prewrite(m, m[0].key, Now(), 600'000).ok());
+  ASSERT_TRUE(PollUntil(
+      [&] {
+        SubscriptionClient::Stats s = env_->client->stats();
+        return s.stuck_reconnects >= 1 && s.restarts >= 1;
+      },
+      kWait));
+  EXPECT_EQ(env_->client->stats().txns_resolved, 0u);
 }
 
 TEST_F(SubscriptionClientTest, SurvivesRegionOperationsAndStoreFaults) {

@@ -20,6 +20,7 @@ constexpr int64_t kMaxQueue = 1 << 20;
 constexpr int64_t kMinQuota = 1 << 20;           // 1 MiB
 constexpr int64_t kMaxQuota = int64_t{1} << 40;  // 1 TiB
 constexpr Ms kMaxInterval = std::chrono::minutes(10);
+constexpr Ms kMaxReconnect = std::chrono::hours(24);
 
 Result<int64_t> ParseInt(std::string_view key, std::string_view text, int64_t min, int64_t max) {
   int64_t v = 0;
@@ -66,11 +67,11 @@ KeyDef IntKey(std::string name, std::string help, int64_t def, int64_t min, int6
 }
 
 KeyDef MsKey(std::string name, std::string help, Ms def,
-             std::function<void(PullerConfig*, Ms)> store) {
+             std::function<void(PullerConfig*, Ms)> store, Ms max = kMaxInterval) {
   std::string key = name;
   return {{std::move(name), std::move(help), std::to_string(def.count()) + "ms"},
-          [key, store](std::string_view text, PullerConfig* c) -> Status {
-            ASSIGN_OR_RETURN(Ms v, ParseMs(key, text, kMaxInterval));
+          [key, store, max](std::string_view text, PullerConfig* c) -> Status {
+            ASSIGN_OR_RETURN(Ms v, ParseMs(key, text, max));
             store(c, v);
             return Status::Ok();
           }};
@@ -129,6 +130,25 @@ const std::vector<KeyDef>& Keys() {
                        o.max_persist_restarts, 0, 1000, [](PullerConfig* c, int64_t v) {
                          c->client.max_persist_restarts = static_cast<int>(v);
                        }));
+    k.push_back(MsKey("resolve-lock-check-interval",
+                      "how often spans are checked for a resolved ts stuck behind a lock; 0s: "
+                      "never resolve locks",
+                      o.resolve_lock_check_interval,
+                      [](PullerConfig* c, Ms v) { c->client.resolve_lock_check_interval = v; }));
+    k.push_back(MsKey("resolve-lock-after",
+                      "how long a span's resolved ts must stand still, and lag PD's clock, "
+                      "before its regions' locks are resolved",
+                      o.stuck.resolve_lock_after,
+                      [](PullerConfig* c, Ms v) { c->client.stuck.resolve_lock_after = v; }));
+    k.push_back(MsKey("resolve-lock-interval", "least time between lock resolutions of a region",
+                      o.stuck.resolve_lock_interval,
+                      [](PullerConfig* c, Ms v) { c->client.stuck.resolve_lock_interval = v; }));
+    k.push_back(MsKey(
+        "stuck-region-reconnect-after",
+        "how long a region's resolved ts may stand still before its subscription reconnects; "
+        "0s: never",
+        o.stuck.reconnect_after, [](PullerConfig* c, Ms v) { c->client.stuck.reconnect_after = v; },
+        kMaxReconnect));
     return k;
   }();
   return keys;

@@ -23,7 +23,7 @@ TEST(PullerConfigTest, DefaultsAreThePullersOwn) {
     PullerConfig copy;
     ASSERT_TRUE(SetPullerKey(key.name, key.default_value, &copy).ok()) << key.name;
   }
-  EXPECT_EQ(names.size(), 10u);
+  EXPECT_EQ(names.size(), 14u);
   EXPECT_EQ(config.client.pipeline.queue_capacity, puller.pipeline.queue_capacity);
   EXPECT_EQ(config.client.scan_yield_max, puller.scan_yield_max);
 }
@@ -40,6 +40,10 @@ TEST(PullerConfigTest, EachKeySetsWhatItNames) {
   ASSERT_TRUE(SetPullerKey("advance-interval", "250ms", &c).ok());
   ASSERT_TRUE(SetPullerKey("scan-yield-max", "0s", &c).ok());
   ASSERT_TRUE(SetPullerKey("max-persist-restarts", "4", &c).ok());
+  ASSERT_TRUE(SetPullerKey("resolve-lock-check-interval", "0s", &c).ok());
+  ASSERT_TRUE(SetPullerKey("resolve-lock-after", "8s", &c).ok());
+  ASSERT_TRUE(SetPullerKey("resolve-lock-interval", "1500ms", &c).ok());
+  ASSERT_TRUE(SetPullerKey("stuck-region-reconnect-after", "120m", &c).ok());
   EXPECT_EQ(c.client.region_workers, 3u);
   EXPECT_EQ(c.client.region_queue_capacity, 17u);
   EXPECT_EQ(c.client.scheduler.streams_per_store, 2u);
@@ -50,6 +54,10 @@ TEST(PullerConfigTest, EachKeySetsWhatItNames) {
   EXPECT_EQ(c.advance_interval, std::chrono::milliseconds(250));
   EXPECT_EQ(c.client.scan_yield_max, std::chrono::milliseconds(0));
   EXPECT_EQ(c.client.max_persist_restarts, 4);
+  EXPECT_EQ(c.client.resolve_lock_check_interval, std::chrono::milliseconds(0));
+  EXPECT_EQ(c.client.stuck.resolve_lock_after, std::chrono::seconds(8));
+  EXPECT_EQ(c.client.stuck.resolve_lock_interval, std::chrono::milliseconds(1500));
+  EXPECT_EQ(c.client.stuck.reconnect_after, std::chrono::minutes(120));
 }
 
 TEST(PullerConfigTest, BadValuesAreRefusedNamingTheKey) {
