@@ -7,14 +7,18 @@
 namespace sluice::logpuller {
 
 std::vector<SpanProgress> SubscriptionClient::SpanProgresses() const {
-  std::vector<std::pair<SubscriptionId, std::shared_ptr<SubscriptionRun>>> runs;
+  std::vector<std::shared_ptr<Subscription>> subs;
   {
     MutexLock lock(&mu_);
-    runs.reserve(subs_.size());
-    for (const auto& [id, sub] : subs_) {
-      MutexLock sub_lock(&sub->mu);
-      if (sub->run != nullptr && !sub->run->stopped.load()) runs.emplace_back(id, sub->run);
-    }
+    subs.reserve(subs_.size());
+    for (const auto& [id, sub] : subs_) subs.push_back(sub);
+  }
+  // Each subscription's lock alone, never inside the client's.
+  std::vector<std::pair<SubscriptionId, std::shared_ptr<SubscriptionRun>>> runs;
+  runs.reserve(subs.size());
+  for (const std::shared_ptr<Subscription>& sub : subs) {
+    MutexLock sub_lock(&sub->mu);
+    if (sub->run != nullptr && !sub->run->stopped.load()) runs.emplace_back(sub->id, sub->run);
   }
   std::vector<SpanProgress> out;
   out.reserve(runs.size());
