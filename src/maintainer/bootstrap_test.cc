@@ -115,6 +115,77 @@ TEST(MaintainerBootstrap, RebuildsSpansFindsHolesAndAdoptsOperators) {
   EXPECT_EQ(b.dispatchers.count(stray), 0u);
 }
 
+// How many dispatchers of `table` are alive (working or stopping) anywhere.
+size_t Alive(const FakeCluster& cluster, int64_t table) {
+  size_t n = 0;
+  for (const auto& [node_id, node] : cluster.nodes) {
+    for (const auto& [id, d] : node.dispatchers) {
+      if (d.config.table_id == TableId(table) && d.state != dm::ComponentState::kStopped) ++n;
+    }
+  }
+  return n;
+}
+
+// A previous generation was removing table 1's dispatcher when it lost the
+// changefeed (its remove operator is stale now), and table 3's dispatcher
+// was closing on its own; both report stopping at bootstrap. The new
+// generation adopts the removals: neither table gets a second dispatcher
+// while the old one may still write; each is created again (under its id,
+// from its checkpoint) only once the old one has closed.
+TEST(MaintainerBootstrap, AdoptsTheRemovalOfStoppingDispatchers) {
+  Fixture f({Table(1), Table(2), Table(3)}, {"a", "b"});
+  const DispatcherId t1{3, 1}, t2{3, 2}, t3{3, 3};
+  FakeNode& a = f.cluster.nodes[NodeId("a")];
+  FakeNode& b = f.cluster.nodes[NodeId("b")];
+  a.dispatchers[t2] = Working(t2, 2, Ts(150));
+  b.dispatchers[t1] = Working(t1, 1, Ts(140));
+  b.dispatchers[t1].state = dm::ComponentState::kStopping;
+  dm::ScheduleRequest stale_remove;
+  stale_remove.action = dm::ScheduleAction::kRemove;
+  stale_remove.config = b.dispatchers[t1].config;
+  b.in_flight.push_back(stale_remove);
+  a.dispatchers[t3] = Working(t3, 3, Ts(145));
+  a.dispatchers[t3].state = dm::ComponentState::kStopping;
+  b.slow_close = {t1};
+  a.slow_close = {t3};
+
+  f.m->Start();
+  f.cluster.Pump(f.m.get(), &f.outbox);
+  ASSERT_TRUE(f.m->bootstrapped());
+  const SpanController& spans = f.m->spans();
+  ASSERT_NE(spans.Find(t1), nullptr);
+  ASSERT_NE(spans.Find(t3), nullptr);
+  EXPECT_EQ(spans.Find(t1)->state, ReplicaState::kRemoving);
+  EXPECT_EQ(spans.Find(t1)->node, NodeId("b"));
+  EXPECT_EQ(spans.Find(t3)->state, ReplicaState::kRemoving);
+  EXPECT_EQ(spans.Find(t2)->state, ReplicaState::kWorking);
+  EXPECT_EQ(spans.CountInState(ReplicaState::kAbsent), 0u);
+  for (int i = 0; i < 5; ++i) {  // Resends and heartbeats while they close.
+    f.Tick(std::chrono::milliseconds(600));
+    f.cluster.Pump(f.m.get(), &f.outbox);
+    EXPECT_EQ(Alive(f.cluster, 1), 1u);
+    EXPECT_EQ(Alive(f.cluster, 3), 1u);
+  }
+  EXPECT_LE(f.m->checkpoint(), Ts(140));  // Held by the span being removed.
+
+  b.FinishClose(t1);
+  f.cluster.Pump(f.m.get(), &f.outbox);
+  f.Tick(std::chrono::milliseconds(100));  // Schedules the absent span.
+  f.cluster.Pump(f.m.get(), &f.outbox);
+  EXPECT_EQ(Alive(f.cluster, 1), 1u);
+  EXPECT_EQ(f.cluster.nodes.at(f.cluster.HostOf(t1)).dispatchers.at(t1).state,
+            dm::ComponentState::kWorking);
+  EXPECT_EQ(f.cluster.nodes.at(f.cluster.HostOf(t1)).dispatchers.at(t1).config.start_ts, Ts(140));
+  EXPECT_EQ(spans.Find(t3)->state, ReplicaState::kRemoving);
+  a.FinishClose(t3);
+  f.cluster.Pump(f.m.get(), &f.outbox);
+  f.Tick(std::chrono::milliseconds(100));
+  f.cluster.Pump(f.m.get(), &f.outbox);
+  EXPECT_EQ(spans.CountInState(ReplicaState::kWorking), 3u);
+  EXPECT_EQ(f.m->operators().size(), 0u);
+  EXPECT_EQ(Alive(f.cluster, 3), 1u);
+}
+
 TEST(MaintainerBootstrap, StaleOwnerFencesAndOtherEpochsAreIgnored) {
   Fixture f({Table(1)}, {"a", "b"});
   f.m->Start();

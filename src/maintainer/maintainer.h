@@ -142,7 +142,11 @@ class Maintainer {
   void SendBootstrap(const NodeId& node, Clock::TimePoint now);
   void MaybeFinishBootstrap();
   void RebuildFrom(const NodeId& node, const dispatchermanager::BootstrapResponse& resp);
+  // Stopping dispatchers: their removal is adopted (see the README).
+  void AdoptStopping(const NodeId& node, const dispatchermanager::BootstrapResponse& resp);
   void AdoptOperators(const NodeId& node, const dispatchermanager::BootstrapResponse& resp);
+  // Not the table trigger nor a redo dispatcher.
+  bool IsTableSpan(const dispatchermanager::DispatcherConfig& config) const;
   void AdoptLateNode(const NodeId& node, const dispatchermanager::BootstrapResponse& resp);
   void SendPostBootstrap(Clock::TimePoint now);
   std::vector<dispatchermanager::SchemaInfo> Schemas() const;

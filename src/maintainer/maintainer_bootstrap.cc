@@ -70,6 +70,8 @@ void Maintainer::MaybeFinishBootstrap() {
   }
   if (own.checkpoint_ts > start_ts_) start_ts_ = own.checkpoint_ts;
   for (const auto& [node, resp] : responses_) RebuildFrom(node, resp);
+  // After every working one: a table keeps its working dispatcher.
+  for (const auto& [node, resp] : responses_) AdoptStopping(node, resp);
   for (const auto& [node, resp] : responses_) AdoptOperators(node, resp);
   size_t holes = 0;
   for (const auto& [table_id, table] : tables_) {
@@ -90,11 +92,8 @@ void Maintainer::RebuildFrom(const NodeId& node, const BootstrapResponse& resp) 
   Clock::TimePoint now = Now();
   for (const dispatchermanager::DispatcherStatus& s : resp.spans) {
     const dispatchermanager::DispatcherConfig& c = s.config;
-    if (c.id == options_.table_trigger_id || c.table_id == TableId(event::kTableTriggerTableId) ||
-        c.mode != dispatchermanager::DispatcherMode::kDefault) {
-      continue;  // The trigger and redo dispatchers are not spans here.
-    }
-    if (s.state != ComponentState::kWorking) continue;  // The manager finishes closing it.
+    if (!IsTableSpan(c)) continue;  // The trigger and redo dispatchers are not spans here.
+    if (s.state != ComponentState::kWorking) continue;  // AdoptStopping's.
     auto table = tables_.find(c.table_id.value());
     Replica r;
     r.id = c.id;
@@ -113,6 +112,44 @@ void Maintainer::RebuildFrom(const NodeId& node, const BootstrapResponse& resp) 
       LOG_INFO("maintainer removes stray dispatcher; changefeed={} node={} dispatcher={} table={}",
                options_.changefeed_id, node.value(), IdString(c.id), c.table_id.value());
       ops_.RemoveStray(node, c, now);
+    }
+  }
+}
+
+bool Maintainer::IsTableSpan(const dispatchermanager::DispatcherConfig& c) const {
+  return c.id != options_.table_trigger_id && c.table_id != TableId(event::kTableTriggerTableId) &&
+         c.mode == dispatchermanager::DispatcherMode::kDefault;
+}
+
+void Maintainer::AdoptStopping(const NodeId& node, const BootstrapResponse& resp) {
+  Clock::TimePoint now = Now();
+  for (const dispatchermanager::DispatcherStatus& s : resp.spans) {
+    const dispatchermanager::DispatcherConfig& c = s.config;
+    if (!IsTableSpan(c) || s.state != ComponentState::kStopping) continue;
+    // Closing (a previous generation's remove, or the manager's own): it
+    // may still write, so its table gets no other dispatcher until it has
+    // closed. The remove is adopted; once the node reports it stopped, the
+    // span is absent and scheduled again from its checkpoint.
+    auto table = tables_.find(c.table_id.value());
+    if (table == tables_.end() || spans_.FindTable(c.table_id.value()) != nullptr) {
+      ops_.RemoveStray(node, c, now);
+      continue;
+    }
+    Replica r;
+    r.id = c.id;
+    r.span = c.span;
+    r.state = ReplicaState::kWorking;
+    r.node = node;
+    r.checkpoint = std::max(s.checkpoint_ts, c.start_ts);
+    r.table = table->second;
+    if (!spans_.Add(std::move(r))) continue;
+    LOG_INFO(
+        "maintainer adopts the removal of a stopping dispatcher; changefeed={} node={} "
+        "dispatcher={} table={}",
+        options_.changefeed_id, node.value(), IdString(c.id), c.table_id.value());
+    if (Status st = ops_.Remove(c.id, /*erase=*/false, now); !st.ok()) {
+      LOG_ERROR("maintainer cannot adopt removal; changefeed={} dispatcher={} status={}",
+                options_.changefeed_id, IdString(c.id), st.ToString());
     }
   }
 }

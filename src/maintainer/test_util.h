@@ -8,6 +8,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <utility>
 #include <variant>
@@ -72,7 +73,18 @@ struct FakeNode {
   Ts trigger_checkpoint;                       // Reported at bootstrap if nonzero.
   uint64_t seq = 1;
   bool ignore_schedules = false;
+  // Dispatchers that stay stopping when asked to close (a sink flush in
+  // flight) until the test finishes closing them with FinishClose().
+  std::set<DispatcherId> slow_close;
   std::vector<BarrierActionRequest> actions;
+
+  void FinishClose(DispatcherId id) {
+    auto d = dispatchers.find(id);
+    if (d == dispatchers.end()) return;
+    stopped.push_back({id, dm::ComponentState::kStopped, d->second.checkpoint_ts});
+    dispatchers.erase(d);
+    slow_close.erase(id);
+  }
 };
 
 inline dm::DispatcherStatus Working(DispatcherId id, int64_t table, Ts cp, int64_t schema = 1) {
@@ -144,6 +156,10 @@ class FakeCluster {
             Working(r->config.id, r->config.table_id.value(), r->config.start_ts);
       } else {
         auto d = node.dispatchers.find(r->config.id);
+        if (d != node.dispatchers.end() && node.slow_close.count(r->config.id) > 0) {
+          d->second.state = dm::ComponentState::kStopping;
+          return;
+        }
         Ts cp = d == node.dispatchers.end() ? Ts(0) : d->second.checkpoint_ts;
         if (d != node.dispatchers.end()) node.dispatchers.erase(d);
         node.stopped.push_back({r->config.id, dm::ComponentState::kStopped, cp});
