@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -233,6 +234,20 @@ filter::FilterConfig ToFilterConfig(const ReplicaConfig& config);
 // compile (NotSupported for expression filters). Returns the adjusted config.
 [[nodiscard]] Result<ReplicaConfig> ValidateAndAdjust(ReplicaConfig config,
                                                       const sink::SinkUri& uri);
+
+// The sink URI parameters the config implies for a sink of `scheme`
+// (file: [sink] date-separator, enable-partition-separator,
+// file-index-digit, terminator, only-output-updated-columns, protocol and
+// [sink.csv] as csv-*; mysql/tidb: [sink] safe-mode and
+// [sink.mysql-config] worker-count, max-txn-row, enable-batch-dml,
+// enable-multi-statement, the timeouts and ssl files). The sink merges them
+// under its URI's own parameters: as in TiCDC, a parameter in the URI wins.
+std::map<std::string, std::string> SinkParams(const ReplicaConfig& config, std::string_view scheme);
+
+// NotSupported naming the key for a setting whose feature Sluice does not
+// have (syncpoints, the redo log, column selectors, ...), so that nothing is
+// accepted and then ignored. ValidateAndAdjust calls it.
+[[nodiscard]] Status RefuseUnsupported(const ReplicaConfig& config);
 
 // ValidateAndAdjust without the adjusted result.
 [[nodiscard]] Status Validate(const ReplicaConfig& config, const sink::SinkUri& uri);

@@ -89,6 +89,7 @@ Result<ReplicaConfig> ValidateAndAdjust(ReplicaConfig config, const sink::SinkUr
   RETURN_IF_ERROR(ApplyUriParams(config.sink, uri));
   RETURN_IF_ERROR(ValidateValues(config));
   RETURN_IF_ERROR(CheckAndAdjust(config, uri.scheme));
+  RETURN_IF_ERROR(RefuseUnsupported(config));
   return config;
 }
 

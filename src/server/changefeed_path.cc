@@ -28,12 +28,9 @@ filter::DmlType DmlTypeOf(event::RowKind kind) {
   return filter::DmlType::kDelete;
 }
 
-Result<std::shared_ptr<const filter::Filter>> FilterOf(const meta::ChangefeedInfo& info) {
-  config::ReplicaConfig config;
-  if (!info.config_json.empty()) {
-    ASSIGN_OR_RETURN(config, config::ReplicaConfigFromJson(info.config_json));
-  }
-  return filter::Filter::Make(config::ToFilterConfig(config));
+Result<config::ReplicaConfig> ConfigOf(const meta::ChangefeedInfo& info) {
+  if (info.config_json.empty()) return config::ReplicaConfig{};
+  return config::ReplicaConfigFromJson(info.config_json);
 }
 
 }  // namespace
@@ -71,7 +68,8 @@ Result<std::shared_ptr<ChangefeedPath>> ChangefeedPath::Open(const PathDeps& dep
 }
 
 Status ChangefeedPath::Init(const meta::ChangefeedInfo& info) {
-  ASSIGN_OR_RETURN(filter_, FilterOf(info));
+  ASSIGN_OR_RETURN(config::ReplicaConfig config, ConfigOf(info));
+  ASSIGN_OR_RETURN(filter_, filter::Filter::Make(config::ToFilterConfig(config)));
   std::error_code ec;
   std::filesystem::remove_all(dir_, ec);
   std::filesystem::create_directories(dir_, ec);
@@ -81,6 +79,8 @@ Status ChangefeedPath::Init(const meta::ChangefeedInfo& info) {
   sink_options.changefeed_id = changefeed_;
   sink_options.start_ts = start_ts_;
   sink_options.clock = deps_.clock;
+  ASSIGN_OR_RETURN(sink::SinkUri uri, sink::SinkUri::Parse(info.sink_uri));
+  sink_options.config_params = config::SinkParams(config, uri.scheme);
   ASSIGN_OR_RETURN(std::unique_ptr<sink::Sink> opened, OpenSink(sink_options));
   sink_ = std::make_unique<FilteringSink>(std::move(opened), filter_);
 

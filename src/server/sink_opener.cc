@@ -8,8 +8,14 @@
 
 namespace sluice::server {
 
-Result<std::unique_ptr<sink::Sink>> OpenSink(const SinkOpenOptions& options) {
+Result<sink::SinkUri> EffectiveSinkUri(const SinkOpenOptions& options) {
   ASSIGN_OR_RETURN(sink::SinkUri uri, sink::SinkUri::Parse(options.sink_uri));
+  for (const auto& [key, value] : options.config_params) uri.params.emplace(key, value);
+  return uri;
+}
+
+Result<std::unique_ptr<sink::Sink>> OpenSink(const SinkOpenOptions& options) {
+  ASSIGN_OR_RETURN(sink::SinkUri uri, EffectiveSinkUri(options));
   if (uri.scheme == "mysql" || uri.scheme == "tidb" || uri.scheme == "mysql+ssl" ||
       uri.scheme == "tidb+ssl") {
     sink::MysqlSinkOptions o;

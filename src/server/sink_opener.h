@@ -1,9 +1,12 @@
 // Opens a changefeed's sink from its sink URI: mysql:// and tidb:// (the
 // MySQL sink), file:// (the storage sink, csv or canal-json) and
-// blackhole://. Other schemes are NotSupported; a malformed URI is
+// blackhole://. The changefeed config's sink settings arrive as URI
+// parameters (config::SinkParams) merged under the URI's own: a parameter
+// the URI gives wins. Other schemes are NotSupported; a malformed URI is
 // InvalidArgument naming the problem. Thread-safe (no state).
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 
@@ -11,6 +14,7 @@
 #include "common/status.h"
 #include "common/strong_id.h"
 #include "sink/sink.h"
+#include "sink/sink_uri.h"
 
 namespace sluice::server {
 
@@ -19,7 +23,11 @@ struct SinkOpenOptions {
   std::string changefeed_id;  // "<namespace>/<name>", as ddl_ts_v1 stores it.
   Ts start_ts;                // The checkpoint the changefeed restarts from.
   Clock* clock = Clock::Real();
+  std::map<std::string, std::string> config_params;  // config::SinkParams.
 };
+
+// The sink URI with the config's parameters merged under its own.
+Result<sink::SinkUri> EffectiveSinkUri(const SinkOpenOptions& options);
 
 Result<std::unique_ptr<sink::Sink>> OpenSink(const SinkOpenOptions& options);
 
