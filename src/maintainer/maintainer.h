@@ -145,6 +145,10 @@ class Maintainer {
   // Stopping dispatchers: their removal is adopted (see the README).
   void AdoptStopping(const NodeId& node, const dispatchermanager::BootstrapResponse& resp);
   void AdoptOperators(const NodeId& node, const dispatchermanager::BootstrapResponse& resp);
+  // Adds a dispatcher a node reported as a working replica of its table;
+  // false (nothing added) for a table outside the changefeed or one that
+  // has a replica already.
+  bool AddReported(const NodeId& node, const dispatchermanager::DispatcherStatus& status);
   // Not the table trigger nor a redo dispatcher.
   bool IsTableSpan(const dispatchermanager::DispatcherConfig& config) const;
   void AdoptLateNode(const NodeId& node, const dispatchermanager::BootstrapResponse& resp);

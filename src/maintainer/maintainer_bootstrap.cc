@@ -94,19 +94,7 @@ void Maintainer::RebuildFrom(const NodeId& node, const BootstrapResponse& resp) 
     const dispatchermanager::DispatcherConfig& c = s.config;
     if (!IsTableSpan(c)) continue;  // The trigger and redo dispatchers are not spans here.
     if (s.state != ComponentState::kWorking) continue;  // AdoptStopping's.
-    auto table = tables_.find(c.table_id.value());
-    Replica r;
-    r.id = c.id;
-    r.span = c.span;
-    r.state = ReplicaState::kWorking;
-    r.node = node;
-    r.checkpoint = std::max(s.checkpoint_ts, c.start_ts);
-    bool kept = false;
-    if (table != tables_.end()) {
-      r.table = table->second;
-      kept = spans_.Add(std::move(r));
-    }
-    if (!kept) {
+    if (!AddReported(node, s)) {
       // A table outside the changefeed, or a second dispatcher of a table
       // (left by an interrupted move): remove it.
       LOG_INFO("maintainer removes stray dispatcher; changefeed={} node={} dispatcher={} table={}",
@@ -114,6 +102,20 @@ void Maintainer::RebuildFrom(const NodeId& node, const BootstrapResponse& resp) 
       ops_.RemoveStray(node, c, now);
     }
   }
+}
+
+bool Maintainer::AddReported(const NodeId& node, const dispatchermanager::DispatcherStatus& s) {
+  const dispatchermanager::DispatcherConfig& c = s.config;
+  auto table = tables_.find(c.table_id.value());
+  if (table == tables_.end()) return false;
+  Replica r;
+  r.id = c.id;
+  r.table = table->second;
+  r.span = c.span;
+  r.state = ReplicaState::kWorking;
+  r.node = node;
+  r.checkpoint = std::max(s.checkpoint_ts, c.start_ts);
+  return spans_.Add(std::move(r));
 }
 
 bool Maintainer::IsTableSpan(const dispatchermanager::DispatcherConfig& c) const {
@@ -130,19 +132,10 @@ void Maintainer::AdoptStopping(const NodeId& node, const BootstrapResponse& resp
     // may still write, so its table gets no other dispatcher until it has
     // closed. The remove is adopted; once the node reports it stopped, the
     // span is absent and scheduled again from its checkpoint.
-    auto table = tables_.find(c.table_id.value());
-    if (table == tables_.end() || spans_.FindTable(c.table_id.value()) != nullptr) {
-      ops_.RemoveStray(node, c, now);
+    if (!AddReported(node, s)) {
+      ops_.RemoveStray(node, c, now);  // Not wanted, or its table has a working one.
       continue;
     }
-    Replica r;
-    r.id = c.id;
-    r.span = c.span;
-    r.state = ReplicaState::kWorking;
-    r.node = node;
-    r.checkpoint = std::max(s.checkpoint_ts, c.start_ts);
-    r.table = table->second;
-    if (!spans_.Add(std::move(r))) continue;
     LOG_INFO(
         "maintainer adopts the removal of a stopping dispatcher; changefeed={} node={} "
         "dispatcher={} table={}",
