@@ -102,6 +102,19 @@ Result<meta::ChangefeedInfo> Server::LookupChangefeed(const std::string& id) {
 }
 
 Status Server::Init() {
+  RETURN_IF_ERROR(LockDataDir());
+  RETURN_IF_ERROR(InitMeta());
+  RETURN_IF_ERROR(InitUpstream());
+  RETURN_IF_ERROR(InitNode());
+  RETURN_IF_ERROR(InitCoordinator());
+  RETURN_IF_ERROR(StartApi());
+  RETURN_IF_ERROR(RegisterCapture());
+  LOG_INFO("server started; id={} api={} pd={} data_dir={}", id_.value(), api_address(),
+           options_.pd_endpoints.front(), options_.data_dir);
+  return Status::Ok();
+}
+
+Status Server::LockDataDir() {
   std::error_code ec;
   std::filesystem::create_directories(options_.data_dir, ec);
   if (ec) return IoError("cannot create data dir " + options_.data_dir + ": " + ec.message());
@@ -112,12 +125,17 @@ Status Server::Init() {
   if (::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
     return Unavailable("data dir " + options_.data_dir + " is in use by another sluice process");
   }
-  const std::string paths_dir = (std::filesystem::path(options_.data_dir) / "changefeeds").string();
   // The data paths are caches: a restarted node starts them afresh from
   // the persisted checkpoints.
-  std::filesystem::remove_all(paths_dir, ec);
-  RETURN_IF_ERROR(InitMeta());
+  std::filesystem::remove_all(PathsDir(), ec);
+  return Status::Ok();
+}
 
+std::string Server::PathsDir() const {
+  return (std::filesystem::path(options_.data_dir) / "changefeeds").string();
+}
+
+Status Server::InitUpstream() {
   pd::PdClientOptions pd_options;
   pd_options.endpoints = options_.pd_endpoints;
   ASSIGN_OR_RETURN(pd_, pd::PdClient::Connect(pd_options));
@@ -125,12 +143,15 @@ Status Server::Init() {
   puller_ = std::make_unique<logpuller::SubscriptionClient>(options_.puller.client, pd_.get(),
                                                             cache_.get());
   puller_->Start();
+  return Status::Ok();
+}
 
+Status Server::InitNode() {
   PathDeps deps;
   deps.pd = pd_.get();
   deps.cache = cache_.get();
   deps.puller = puller_.get();
-  deps.data_dir = paths_dir;
+  deps.data_dir = PathsDir();
   deps.advance_interval = options_.puller.advance_interval;
   deps.clock = options_.clock;
   registry_ = std::make_unique<PathRegistry>(deps);
@@ -160,7 +181,10 @@ Status Server::Init() {
       [control](const std::string& cf, const dispatcher::BlockStatus& s) {
         control->OnBlockStatus(cf, s);
       });
+  return Status::Ok();
+}
 
+Status Server::InitCoordinator() {
   tso_ = std::make_unique<coordinator::PdTsoSource>(pd_.get());
   gc_ = std::make_unique<coordinator::PdGcSafepointUpdater>(pd_.get());
   cluster_ = std::make_unique<Cluster>(id_, meta_.get(), options_.cluster_id);
@@ -186,7 +210,10 @@ Status Server::Init() {
       options_.clock->SleepFor(std::chrono::milliseconds(100), token);
     }
   });
+  return Status::Ok();
+}
 
+Status Server::StartApi() {
   api::ApiOptions api_options;
   ASSIGN_OR_RETURN(std::tie(api_options.host, api_options.port), SplitHostPort(options_.addr));
   api_options.coordinator = coordinator_.get();
@@ -198,7 +225,10 @@ Status Server::Init() {
   api_options.upstream_id = pd_->cluster_id();
   api_options.tso = tso_.get();
   ASSIGN_OR_RETURN(api_, api::ApiServer::Start(api_options));
+  return Status::Ok();
+}
 
+Status Server::RegisterCapture() {
   meta::CaptureInfo capture;
   capture.id = id_;
   capture.advertise_addr =
@@ -207,10 +237,7 @@ Status Server::Init() {
   capture.start_timestamp_s =
       std::chrono::duration_cast<std::chrono::seconds>(options_.clock->WallNow().time_since_epoch())
           .count();
-  RETURN_IF_ERROR(meta_->RegisterCapture(capture, lease_).status());
-  LOG_INFO("server started; id={} api={} pd={} data_dir={}", id_.value(), api_address(),
-           options_.pd_endpoints.front(), options_.data_dir);
-  return Status::Ok();
+  return meta_->RegisterCapture(capture, lease_).status();
 }
 
 std::string Server::api_address() const {

@@ -79,8 +79,17 @@ class Server {
  private:
   class Cluster;
   explicit Server(ServerOptions options);
+  // Init() runs the steps below in order; a failed step leaves what the
+  // earlier ones started for Stop().
   Status Init();
-  Status InitMeta();
+  Status LockDataDir();      // Creates and locks the data dir; clears the path cache.
+  Status InitMeta();         // The metadata store and this node's lease.
+  Status InitUpstream();     // PD client, region cache, log puller.
+  Status InitNode();         // Paths, dispatcher orchestrator, messages, maintainer host.
+  Status InitCoordinator();  // The coordinator and its ticker.
+  Status StartApi();
+  Status RegisterCapture();  // This node's capture info, on its lease.
+  std::string PathsDir() const;
   Result<meta::ChangefeedInfo> LookupChangefeed(const std::string& id);
 
   const ServerOptions options_;

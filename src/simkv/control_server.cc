@@ -204,143 +204,203 @@ bool ControlServer::workload_running() const {
   return running_;
 }
 
+namespace {
+
+// The control API's handlers, one per route; RegisterRoutes binds them.
+class Routes {
+ public:
+  Routes(ControlServer* server, SimCluster* cluster, Workload* workload, GroundTruth* truth,
+         FaultSchedule* faults)
+      : server_(server), cluster_(cluster), workload_(workload), truth_(truth), faults_(faults) {}
+
+  std::optional<ApiError> HandleStatus(const httplib::Request& req, httplib::Response& res);
+  std::optional<ApiError> HandleRegions(const httplib::Request& req, httplib::Response& res);
+  std::optional<ApiError> HandleGroundTruth(const httplib::Request& req, httplib::Response& res);
+  std::optional<ApiError> HandleWorkloadStart(const httplib::Request& req, httplib::Response& res);
+  std::optional<ApiError> HandleWorkloadStop(const httplib::Request& req, httplib::Response& res);
+  std::optional<ApiError> HandleFault(const httplib::Request& req, httplib::Response& res);
+  std::optional<ApiError> HandleSplit(const httplib::Request& req, httplib::Response& res);
+  std::optional<ApiError> HandleMerge(const httplib::Request& req, httplib::Response& res);
+  std::optional<ApiError> HandleTransferLeader(const httplib::Request& req, httplib::Response& res);
+
+ private:
+  bool workload_running() const { return server_->workload_running(); }
+  Status StartWorkload(RunLimit limit) { return server_->StartWorkload(limit); }
+  Status StopWorkload() { return server_->StopWorkload(); }
+
+  ControlServer* const server_;
+  SimCluster* const cluster_;
+  Workload* const workload_;
+  GroundTruth* const truth_;
+  FaultSchedule* const faults_;
+};
+
+std::optional<ApiError> Routes::HandleStatus(const httplib::Request&, httplib::Response& res) {
+  json stores = json::array();
+  for (const StoreInfo& st : cluster_->store_registry().All()) {
+    stores.push_back(
+        {{"id", st.id.value()}, {"address", st.address}, {"up", cluster_->StoreIsUp(st.id)}});
+  }
+  json j = {{"cluster_id", cluster_->cluster_id()},
+            {"pd_address", cluster_->pd_address()},
+            {"stores", stores},
+            {"region_count", cluster_->regions().size()},
+            {"ground_truth_size", truth_->size()},
+            {"tso", cluster_->tso().Max().value()},
+            {"workload_running", workload_running()}};
+  if (workload_ != nullptr) j["workload"] = StatsJson(workload_->stats());
+  if (faults_ != nullptr) j["faults_applied"] = faults_->records().size();
+  Reply(res, 200, j);
+  return std::optional<ApiError>();
+}
+
+std::optional<ApiError> Routes::HandleRegions(const httplib::Request&, httplib::Response& res) {
+  json regions = json::array();
+  for (const RegionInfo& r : cluster_->regions().Scan("", "", 0)) {
+    regions.push_back(RegionJson(r));
+  }
+  Reply(res, 200, json{{"regions", regions}});
+  return std::optional<ApiError>();
+}
+
+std::optional<ApiError> Routes::HandleGroundTruth(const httplib::Request&, httplib::Response& res) {
+  std::ostringstream out;
+  Status st = truth_->Export(out);
+  if (!st.ok()) return std::optional<ApiError>(FromStatus(st));
+  res.set_content(out.str(), "application/x-ndjson");
+  return std::optional<ApiError>();
+}
+
+std::optional<ApiError> Routes::HandleWorkloadStart(const httplib::Request& req,
+                                                    httplib::Response& res) {
+  auto body = Body::Parse(req.body, {"steps", "duration_ms"});
+  if (auto* e = std::get_if<ApiError>(&body)) return std::optional<ApiError>(*e);
+  const Body& b = std::get<Body>(body);
+  std::optional<uint64_t> steps, duration_ms;
+  if (auto e = b.U64("steps", &steps)) return e;
+  if (auto e = b.U64("duration_ms", &duration_ms)) return e;
+  RunLimit limit{.steps = steps.value_or(0),
+                 .duration = std::chrono::milliseconds(duration_ms.value_or(0))};
+  Status st = StartWorkload(limit);
+  if (!st.ok()) return std::optional<ApiError>(FromStatus(st));
+  Reply(res, 200, json{{"workload_running", true}});
+  return std::optional<ApiError>();
+}
+
+std::optional<ApiError> Routes::HandleWorkloadStop(const httplib::Request&,
+                                                   httplib::Response& res) {
+  Status st = StopWorkload();
+  Reply(res, 200, json{{"workload_running", false}, {"status", st.ToString()}});
+  return std::optional<ApiError>();
+}
+
+std::optional<ApiError> Routes::HandleFault(const httplib::Request& req, httplib::Response& res) {
+  auto body = Body::Parse(req.body, {"kind", "region_id", "key_hex", "store_id"});
+  if (auto* e = std::get_if<ApiError>(&body)) return std::optional<ApiError>(*e);
+  const Body& b = std::get<Body>(body);
+  std::optional<std::string> kind_name, key_hex;
+  std::optional<uint64_t> region, store;
+  if (auto e = b.Str("kind", &kind_name)) return e;
+  if (auto e = b.Str("key_hex", &key_hex)) return e;
+  if (auto e = b.U64("region_id", &region)) return e;
+  if (auto e = b.U64("store_id", &store)) return e;
+  if (!kind_name) return std::optional<ApiError>(InvalidParam("field 'kind' is required"));
+  std::optional<FaultKind> kind = ParseFaultKind(*kind_name);
+  if (!kind) return std::optional<ApiError>(InvalidParam("unknown kind '" + *kind_name + "'"));
+  FaultRequest fr;
+  fr.kind = *kind;
+  if (region) fr.region = RegionId(*region);
+  if (store) fr.store = StoreId(*store);
+  if (key_hex) {
+    fr.key = Unhex(*key_hex);
+    if (!fr.key) return std::optional<ApiError>(InvalidParam("key_hex is not hex"));
+  }
+  if (fr.region && !cluster_->regions().RegionById(*fr.region).ok()) {
+    return std::optional<ApiError>(FromStatus(NotFound("region not found")));
+  }
+  if (fr.store && !cluster_->store_registry().Get(*fr.store)) {
+    return std::optional<ApiError>(FromStatus(NotFound("store not found")));
+  }
+  return ReplyFault(res, faults_->Inject(fr));
+}
+
+std::optional<ApiError> Routes::HandleSplit(const httplib::Request& req, httplib::Response& res) {
+  auto body = Body::Parse(req.body, {"region_id", "key_hex"});
+  if (auto* e = std::get_if<ApiError>(&body)) return std::optional<ApiError>(*e);
+  const Body& b = std::get<Body>(body);
+  std::optional<uint64_t> region;
+  std::optional<std::string> key_hex;
+  if (auto e = b.U64("region_id", &region)) return e;
+  if (auto e = b.Str("key_hex", &key_hex)) return e;
+  if (!region || !key_hex) {
+    return std::optional<ApiError>(InvalidParam("region_id and key_hex are required"));
+  }
+  std::optional<std::string> key = Unhex(*key_hex);
+  if (!key || key->empty()) {
+    return std::optional<ApiError>(InvalidParam("key_hex must be non-empty hex"));
+  }
+  auto halves = cluster_->Split(RegionId(*region), *key);
+  if (!halves.ok()) return std::optional<ApiError>(FromStatus(halves.status()));
+  Reply(res, 200, json{{"left", RegionJson(halves->first)}, {"right", RegionJson(halves->second)}});
+  return std::optional<ApiError>();
+}
+
+std::optional<ApiError> Routes::HandleMerge(const httplib::Request& req, httplib::Response& res) {
+  auto body = Body::Parse(req.body, {"left", "right"});
+  if (auto* e = std::get_if<ApiError>(&body)) return std::optional<ApiError>(*e);
+  const Body& b = std::get<Body>(body);
+  std::optional<uint64_t> left, right;
+  if (auto e = b.U64("left", &left)) return e;
+  if (auto e = b.U64("right", &right)) return e;
+  if (!left || !right) {
+    return std::optional<ApiError>(InvalidParam("left and right are required"));
+  }
+  auto merged = cluster_->Merge(RegionId(*left), RegionId(*right));
+  if (!merged.ok()) return std::optional<ApiError>(FromStatus(merged.status()));
+  Reply(res, 200, json{{"region", RegionJson(*merged)}});
+  return std::optional<ApiError>();
+}
+
+std::optional<ApiError> Routes::HandleTransferLeader(const httplib::Request& req,
+                                                     httplib::Response& res) {
+  auto body = Body::Parse(req.body, {"region_id", "store_id"});
+  if (auto* e = std::get_if<ApiError>(&body)) return std::optional<ApiError>(*e);
+  const Body& b = std::get<Body>(body);
+  std::optional<uint64_t> region, store;
+  if (auto e = b.U64("region_id", &region)) return e;
+  if (auto e = b.U64("store_id", &store)) return e;
+  if (!region || !store) {
+    return std::optional<ApiError>(InvalidParam("region_id and store_id are required"));
+  }
+  auto moved = cluster_->TransferLeader(RegionId(*region), StoreId(*store));
+  if (!moved.ok()) return std::optional<ApiError>(FromStatus(moved.status()));
+  Reply(res, 200, json{{"region", RegionJson(*moved)}});
+  return std::optional<ApiError>();
+}
+
+// A route bound to `routes`, its ApiError turned into the reply.
+httplib::Server::Handler Route(const std::shared_ptr<Routes>& routes,
+                               std::optional<ApiError> (Routes::*handler)(const httplib::Request&,
+                                                                          httplib::Response&)) {
+  return Guarded([routes, handler](const httplib::Request& req, httplib::Response& res) {
+    return ((*routes).*handler)(req, res);
+  });
+}
+
+}  // namespace
+
 void ControlServer::RegisterRoutes() {
   httplib::Server& s = *server_;
-  s.Get(
-      "/status", Guarded([this](const httplib::Request&, httplib::Response& res) {
-        json stores = json::array();
-        for (const StoreInfo& st : cluster_->store_registry().All()) {
-          stores.push_back(
-              {{"id", st.id.value()}, {"address", st.address}, {"up", cluster_->StoreIsUp(st.id)}});
-        }
-        json j = {{"cluster_id", cluster_->cluster_id()},
-                  {"pd_address", cluster_->pd_address()},
-                  {"stores", stores},
-                  {"region_count", cluster_->regions().size()},
-                  {"ground_truth_size", truth_->size()},
-                  {"tso", cluster_->tso().Max().value()},
-                  {"workload_running", workload_running()}};
-        if (workload_ != nullptr) j["workload"] = StatsJson(workload_->stats());
-        if (faults_ != nullptr) j["faults_applied"] = faults_->records().size();
-        Reply(res, 200, j);
-        return std::optional<ApiError>();
-      }));
-  s.Get("/regions", Guarded([this](const httplib::Request&, httplib::Response& res) {
-          json regions = json::array();
-          for (const RegionInfo& r : cluster_->regions().Scan("", "", 0)) {
-            regions.push_back(RegionJson(r));
-          }
-          Reply(res, 200, json{{"regions", regions}});
-          return std::optional<ApiError>();
-        }));
-  s.Get("/ground-truth", Guarded([this](const httplib::Request&, httplib::Response& res) {
-          std::ostringstream out;
-          Status st = truth_->Export(out);
-          if (!st.ok()) return std::optional<ApiError>(FromStatus(st));
-          res.set_content(out.str(), "application/x-ndjson");
-          return std::optional<ApiError>();
-        }));
-  s.Post("/workload/start", Guarded([this](const httplib::Request& req, httplib::Response& res) {
-           auto body = Body::Parse(req.body, {"steps", "duration_ms"});
-           if (auto* e = std::get_if<ApiError>(&body)) return std::optional<ApiError>(*e);
-           const Body& b = std::get<Body>(body);
-           std::optional<uint64_t> steps, duration_ms;
-           if (auto e = b.U64("steps", &steps)) return e;
-           if (auto e = b.U64("duration_ms", &duration_ms)) return e;
-           RunLimit limit{.steps = steps.value_or(0),
-                          .duration = std::chrono::milliseconds(duration_ms.value_or(0))};
-           Status st = StartWorkload(limit);
-           if (!st.ok()) return std::optional<ApiError>(FromStatus(st));
-           Reply(res, 200, json{{"workload_running", true}});
-           return std::optional<ApiError>();
-         }));
-  s.Post("/workload/stop", Guarded([this](const httplib::Request&, httplib::Response& res) {
-           Status st = StopWorkload();
-           Reply(res, 200, json{{"workload_running", false}, {"status", st.ToString()}});
-           return std::optional<ApiError>();
-         }));
-  s.Post("/faults", Guarded([this](const httplib::Request& req, httplib::Response& res) {
-           auto body = Body::Parse(req.body, {"kind", "region_id", "key_hex", "store_id"});
-           if (auto* e = std::get_if<ApiError>(&body)) return std::optional<ApiError>(*e);
-           const Body& b = std::get<Body>(body);
-           std::optional<std::string> kind_name, key_hex;
-           std::optional<uint64_t> region, store;
-           if (auto e = b.Str("kind", &kind_name)) return e;
-           if (auto e = b.Str("key_hex", &key_hex)) return e;
-           if (auto e = b.U64("region_id", &region)) return e;
-           if (auto e = b.U64("store_id", &store)) return e;
-           if (!kind_name) return std::optional<ApiError>(InvalidParam("field 'kind' is required"));
-           std::optional<FaultKind> kind = ParseFaultKind(*kind_name);
-           if (!kind)
-             return std::optional<ApiError>(InvalidParam("unknown kind '" + *kind_name + "'"));
-           FaultRequest fr;
-           fr.kind = *kind;
-           if (region) fr.region = RegionId(*region);
-           if (store) fr.store = StoreId(*store);
-           if (key_hex) {
-             fr.key = Unhex(*key_hex);
-             if (!fr.key) return std::optional<ApiError>(InvalidParam("key_hex is not hex"));
-           }
-           if (fr.region && !cluster_->regions().RegionById(*fr.region).ok()) {
-             return std::optional<ApiError>(FromStatus(NotFound("region not found")));
-           }
-           if (fr.store && !cluster_->store_registry().Get(*fr.store)) {
-             return std::optional<ApiError>(FromStatus(NotFound("store not found")));
-           }
-           return ReplyFault(res, faults_->Inject(fr));
-         }));
-  s.Post("/regions/split", Guarded([this](const httplib::Request& req, httplib::Response& res) {
-           auto body = Body::Parse(req.body, {"region_id", "key_hex"});
-           if (auto* e = std::get_if<ApiError>(&body)) return std::optional<ApiError>(*e);
-           const Body& b = std::get<Body>(body);
-           std::optional<uint64_t> region;
-           std::optional<std::string> key_hex;
-           if (auto e = b.U64("region_id", &region)) return e;
-           if (auto e = b.Str("key_hex", &key_hex)) return e;
-           if (!region || !key_hex) {
-             return std::optional<ApiError>(InvalidParam("region_id and key_hex are required"));
-           }
-           std::optional<std::string> key = Unhex(*key_hex);
-           if (!key || key->empty()) {
-             return std::optional<ApiError>(InvalidParam("key_hex must be non-empty hex"));
-           }
-           auto halves = cluster_->Split(RegionId(*region), *key);
-           if (!halves.ok()) return std::optional<ApiError>(FromStatus(halves.status()));
-           Reply(res, 200,
-                 json{{"left", RegionJson(halves->first)}, {"right", RegionJson(halves->second)}});
-           return std::optional<ApiError>();
-         }));
-  s.Post("/regions/merge", Guarded([this](const httplib::Request& req, httplib::Response& res) {
-           auto body = Body::Parse(req.body, {"left", "right"});
-           if (auto* e = std::get_if<ApiError>(&body)) return std::optional<ApiError>(*e);
-           const Body& b = std::get<Body>(body);
-           std::optional<uint64_t> left, right;
-           if (auto e = b.U64("left", &left)) return e;
-           if (auto e = b.U64("right", &right)) return e;
-           if (!left || !right) {
-             return std::optional<ApiError>(InvalidParam("left and right are required"));
-           }
-           auto merged = cluster_->Merge(RegionId(*left), RegionId(*right));
-           if (!merged.ok()) return std::optional<ApiError>(FromStatus(merged.status()));
-           Reply(res, 200, json{{"region", RegionJson(*merged)}});
-           return std::optional<ApiError>();
-         }));
-  s.Post("/regions/transfer-leader",
-         Guarded([this](const httplib::Request& req, httplib::Response& res) {
-           auto body = Body::Parse(req.body, {"region_id", "store_id"});
-           if (auto* e = std::get_if<ApiError>(&body)) return std::optional<ApiError>(*e);
-           const Body& b = std::get<Body>(body);
-           std::optional<uint64_t> region, store;
-           if (auto e = b.U64("region_id", &region)) return e;
-           if (auto e = b.U64("store_id", &store)) return e;
-           if (!region || !store) {
-             return std::optional<ApiError>(InvalidParam("region_id and store_id are required"));
-           }
-           auto moved = cluster_->TransferLeader(RegionId(*region), StoreId(*store));
-           if (!moved.ok()) return std::optional<ApiError>(FromStatus(moved.status()));
-           Reply(res, 200, json{{"region", RegionJson(*moved)}});
-           return std::optional<ApiError>();
-         }));
+  auto routes = std::make_shared<Routes>(this, cluster_, workload_, truth_, faults_);
+  s.Get("/status", Route(routes, &Routes::HandleStatus));
+  s.Get("/regions", Route(routes, &Routes::HandleRegions));
+  s.Get("/ground-truth", Route(routes, &Routes::HandleGroundTruth));
+  s.Post("/workload/start", Route(routes, &Routes::HandleWorkloadStart));
+  s.Post("/workload/stop", Route(routes, &Routes::HandleWorkloadStop));
+  s.Post("/faults", Route(routes, &Routes::HandleFault));
+  s.Post("/regions/split", Route(routes, &Routes::HandleSplit));
+  s.Post("/regions/merge", Route(routes, &Routes::HandleMerge));
+  s.Post("/regions/transfer-leader", Route(routes, &Routes::HandleTransferLeader));
   s.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
     ReplyError(res, ApiError{500, "CDC:ErrInternalServerError", "internal error"});
   });
