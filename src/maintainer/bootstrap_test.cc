@@ -240,5 +240,27 @@ TEST(MaintainerBootstrap, CloseIsResentUntilConfirmed) {
   EXPECT_TRUE(f.m->closed());
 }
 
+// A maintainer fenced by a newer owner is closed by its host, which waits
+// for closed() before it starts the next generation: a lost close must be
+// resent, fenced or not.
+TEST(MaintainerBootstrap, AFencedMaintainerStillResendsItsClose) {
+  Fixture f({Table(1)}, {"a"});
+  f.m->Start();
+  (void)f.outbox.Take();
+  dm::BootstrapResponse fenced;
+  fenced.changefeed_id = "cf";
+  fenced.epoch = MaintainerEpoch(7);
+  fenced.status = StaleOwner("newer owner");
+  f.m->OnBootstrapResponse(NodeId("a"), fenced);
+  ASSERT_EQ(f.m->status().code(), Code::kStaleOwner);
+  f.m->Close(/*removed=*/false);
+  EXPECT_EQ(FakeOutbox::Filter<dm::CloseRequest>(f.outbox.Take()).size(), 1u);  // Lost.
+  f.Tick(std::chrono::milliseconds(600));
+  auto sent = f.outbox.Take();
+  ASSERT_EQ(FakeOutbox::Filter<dm::CloseRequest>(sent).size(), 1u);
+  f.cluster.Deliver(f.m.get(), sent[0]);
+  EXPECT_TRUE(f.m->closed());
+}
+
 }  // namespace
 }  // namespace sluice::maintainer::testing

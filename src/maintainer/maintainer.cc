@@ -253,7 +253,8 @@ void Maintainer::UpdateCheckpoint() {
 }
 
 void Maintainer::Tick(Clock::TimePoint now) {
-  if (!status_.ok()) return;
+  // A close is resent even by a failed or fenced maintainer: its host waits
+  // for closed() before starting the next generation.
   if (closing_) {
     if (now - close_sent_ >= options_.resend_interval) {
       close_sent_ = now;
@@ -261,6 +262,7 @@ void Maintainer::Tick(Clock::TimePoint now) {
     }
     return;
   }
+  if (!status_.ok()) return;
   for (auto& [node, state] : nodes_) {
     if (!state.answered && now - state.last_sent >= options_.resend_interval) {
       SendBootstrap(node, now);
