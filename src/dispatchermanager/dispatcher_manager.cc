@@ -47,13 +47,21 @@ Result<BootstrapResponse> DispatcherManager::Bootstrap(const BootstrapRequest& r
     }
     FinishClosing();
   }
-  RETURN_IF_ERROR(ValidateTrigger(DispatcherMode::kDefault, request.table_trigger_id));
-  RETURN_IF_ERROR(ValidateTrigger(DispatcherMode::kRedo, request.redo_trigger_id));
+  bool replacing = false;
+  for (DispatcherMode mode : {DispatcherMode::kDefault, DispatcherMode::kRedo}) {
+    Status valid = ValidateTrigger(
+        mode, mode == DispatcherMode::kRedo ? request.redo_trigger_id : request.table_trigger_id);
+    if (valid.ok()) continue;
+    if (!MayReplaceTrigger(mode, request)) return valid;
+    replacing = true;
+  }
   bool changed = fence_.owner() != request.from || fence_.epoch() != request.epoch;
   if (!fence_.TryTakeOwnership(request.from, request.epoch)) {
     return Internal("bootstrap admitted but ownership not taken");
   }
   if (changed) factory_->OnOwnerChanged(request.from, request.epoch);
+  // The fence moved first: the old owner can no longer use the trigger.
+  if (replacing) RETURN_IF_ERROR(CloseReplacedTriggers(request));
   RETURN_IF_ERROR(
       EnsureTrigger(DispatcherMode::kDefault, request.table_trigger_id, request.start_ts));
   RETURN_IF_ERROR(EnsureTrigger(DispatcherMode::kRedo, request.redo_trigger_id, request.start_ts));
@@ -218,10 +226,52 @@ Status DispatcherManager::ValidateTrigger(DispatcherMode mode,
   return Aborted("table trigger dispatcher id mismatch during bootstrap");
 }
 
+MaintainerEpoch& DispatcherManager::TriggerEpoch(DispatcherMode mode) {
+  return mode == DispatcherMode::kRedo ? redo_trigger_epoch_ : table_trigger_epoch_;
+}
+
+bool DispatcherManager::MayReplaceTrigger(DispatcherMode mode,
+                                          const BootstrapRequest& request) const {
+  const std::optional<DispatcherId>& current =
+      mode == DispatcherMode::kRedo ? redo_trigger_id_ : table_trigger_id_;
+  const std::optional<DispatcherId>& replace =
+      mode == DispatcherMode::kRedo ? request.replace_redo_trigger_id : request.replace_trigger_id;
+  const MaintainerEpoch created =
+      mode == DispatcherMode::kRedo ? redo_trigger_epoch_ : table_trigger_epoch_;
+  // Epoch 0 (a maintainer without epochs) never replaces anything.
+  return current.has_value() && replace == current && request.epoch.value() != 0 &&
+         request.epoch > created;
+}
+
+Status DispatcherManager::CloseReplacedTriggers(const BootstrapRequest& request) {
+  bool all_closed = true;
+  for (DispatcherMode mode : {DispatcherMode::kDefault, DispatcherMode::kRedo}) {
+    const std::optional<DispatcherId>& requested =
+        mode == DispatcherMode::kRedo ? request.redo_trigger_id : request.table_trigger_id;
+    std::optional<DispatcherId> current = TriggerSlot(mode);
+    if (!current.has_value() || current == requested) continue;
+    LOG_INFO("replacing table trigger dispatcher; changefeed={} kind={} old={} epoch={}",
+             changefeed_id_, TriggerKind(mode), IdString(*current), request.epoch.value());
+    auto it = dispatchers_.find(*current);
+    if (it == dispatchers_.end()) {
+      TriggerSlot(mode).reset();  // Nothing left to close.
+      continue;
+    }
+    it->second.removing = true;
+    if (!FinishRemoveIfClosed(*current)) all_closed = false;
+  }
+  if (!all_closed) return Aborted("the replaced table trigger dispatcher is still closing");
+  return Status::Ok();
+}
+
 Status DispatcherManager::EnsureTrigger(DispatcherMode mode,
                                         const std::optional<DispatcherId>& requested, Ts start_ts) {
   std::optional<DispatcherId>& current = TriggerSlot(mode);
-  if (!requested.has_value() || current.has_value()) return Status::Ok();
+  if (!requested.has_value()) return Status::Ok();
+  if (current.has_value()) {
+    TriggerEpoch(mode) = std::max(TriggerEpoch(mode), fence_.epoch());  // Adopted.
+    return Status::Ok();
+  }
   DispatcherConfig config = TableTriggerConfig(*requested, mode, start_ts);
   Result<std::unique_ptr<DispatcherHandle>> handle = factory_->Create(config);
   if (!handle.ok()) {
@@ -238,6 +288,7 @@ Status DispatcherManager::EnsureTrigger(DispatcherMode mode,
   }
   dispatchers_[config.id] = Entry{config, std::move(handle).value(), false};
   current = config.id;
+  TriggerEpoch(mode) = fence_.epoch();
   return Status::Ok();
 }
 

@@ -12,7 +12,12 @@
 //  - A reused manager never replaces its table-trigger (or redo-trigger)
 //    dispatcher in place: a bootstrap naming another trigger id, or naming
 //    none while a trigger exists, is refused with kAborted before ownership
-//    moves (never two DDL owners).
+//    moves (never two DDL owners). Only a bootstrap of a newer epoch than
+//    the one that created or adopted the trigger, naming it in
+//    replace_trigger_id, replaces it: the fence moves to the new owner
+//    first (the old one is stale from then on), the old trigger is closed,
+//    and the bootstrap is refused with kAborted until it has closed; only
+//    then is a new trigger created.
 //  - A bootstrap snapshot reports the owner's in-flight operators, and stale
 //    remove operators whose dispatcher it still reports.
 //  - Write path closed (local fence, shutdown) is returned as
@@ -101,6 +106,12 @@ class DispatcherManager {
   std::optional<DispatcherId>& TriggerSlot(DispatcherMode mode) REQUIRES(fence_mu_);
   Status ValidateTrigger(DispatcherMode mode, const std::optional<DispatcherId>& requested) const
       REQUIRES(fence_mu_);
+  // Whether `request` may replace the existing trigger of `mode`.
+  bool MayReplaceTrigger(DispatcherMode mode, const BootstrapRequest& request) const
+      REQUIRES(fence_mu_);
+  // Closes the replaced triggers; OK once every one has closed.
+  Status CloseReplacedTriggers(const BootstrapRequest& request) REQUIRES(fence_mu_);
+  MaintainerEpoch& TriggerEpoch(DispatcherMode mode) REQUIRES(fence_mu_);
   Status EnsureTrigger(DispatcherMode mode, const std::optional<DispatcherId>& requested,
                        Ts start_ts) REQUIRES(fence_mu_);
   Status InitializeTrigger(DispatcherMode mode, const std::vector<SchemaInfo>& schemas)
@@ -131,6 +142,9 @@ class DispatcherManager {
   std::map<DispatcherId, Entry> dispatchers_ GUARDED_BY(fence_mu_);
   std::optional<DispatcherId> table_trigger_id_ GUARDED_BY(fence_mu_);
   std::optional<DispatcherId> redo_trigger_id_ GUARDED_BY(fence_mu_);
+  // The epoch that created or last adopted each trigger.
+  MaintainerEpoch table_trigger_epoch_ GUARDED_BY(fence_mu_);
+  MaintainerEpoch redo_trigger_epoch_ GUARDED_BY(fence_mu_);
   std::map<DispatcherId, ScheduleRequest> operators_ GUARDED_BY(fence_mu_);
   bool closed_ GUARDED_BY(fence_mu_) = false;
   // A close began but some dispatcher has not closed yet.

@@ -45,7 +45,13 @@ std::optional<BootstrapResponse> DispatcherOrchestrator::HandleBootstrap(
   Result<BootstrapResponse> result = target->Bootstrap(request);
   if (!result.ok()) {
     if (IsQuiet(result.status())) return std::nullopt;
-    return Refusal<BootstrapResponse>(request, result.status());
+    BootstrapResponse refusal = Refusal<BootstrapResponse>(request, result.status());
+    if (result.status().code() == Code::kAborted) {
+      // The node's triggers, so that a newer generation can replace them.
+      refusal.existing_trigger_id = target->trigger_id(DispatcherMode::kDefault);
+      refusal.existing_redo_trigger_id = target->trigger_id(DispatcherMode::kRedo);
+    }
+    return refusal;
   }
   if (existing == nullptr && !Install(target)) {
     target->LocalFence();

@@ -196,6 +196,60 @@ TEST_F(OrchestratorTest, BootstrapNamingNoTriggerRejectedWhileTriggerExists) {
   EXPECT_EQ(Manager()->owner(), NodeId("a"));
 }
 
+// Case: a newer generation that names the node's trigger in
+// replace_trigger_id takes the node over: the fence moves to it first (the
+// old owner is stale from then on), the old trigger closes (the bootstrap is
+// refused until it has), and only then is the new trigger created.
+TEST_F(OrchestratorTest, ANewerGenerationReplacesTheTriggerItNamesAfterItCloses) {
+  ExpectCode(orch_.HandleBootstrap(Boot("a", 5, kT1)), Code::kOk);
+  std::optional<BootstrapResponse> refused = orch_.HandleBootstrap(Boot("b", 6, kT2));
+  ExpectCode(refused, Code::kAborted);
+  ASSERT_TRUE(refused.has_value());
+  EXPECT_EQ(refused->existing_trigger_id, kT1);  // What the newer one may replace.
+
+  BootstrapRequest replace = Boot("b", 6, kT2);
+  replace.replace_trigger_id = kT1;
+  World()->HoldClose(true);  // The old trigger has a flush in flight.
+  ExpectCode(orch_.HandleBootstrap(replace), Code::kAborted);
+  EXPECT_EQ(Manager()->epoch(), MaintainerEpoch(6));  // Fenced first...
+  ExpectCode(orch_.HandleSchedule(Sched("a", 5, ScheduleAction::kCreate, kTable)),
+             Code::kStaleOwner);
+  EXPECT_FALSE(World()->created(kT2));  // ...and no second trigger meanwhile.
+  World()->HoldClose(false);
+  std::optional<BootstrapResponse> taken = orch_.HandleBootstrap(replace);
+  ExpectCode(taken, Code::kOk);
+  EXPECT_TRUE(World()->closed(kT1));
+  EXPECT_TRUE(World()->created(kT2));
+  EXPECT_EQ(Manager()->trigger_id(DispatcherMode::kDefault), kT2);
+  EXPECT_EQ(provider_.opens(), 1);  // The same manager, reused.
+}
+
+// Case: a generation naming no trigger (its maintainer moved to another
+// node) replaces this node's old trigger the same way.
+TEST_F(OrchestratorTest, AGenerationNamingNoTriggerReplacesTheOldOne) {
+  ExpectCode(orch_.HandleBootstrap(Boot("a", 5, kT1)), Code::kOk);
+  BootstrapRequest replace = Boot("b", 6);
+  replace.replace_trigger_id = kT1;
+  ExpectCode(orch_.HandleBootstrap(replace), Code::kOk);
+  EXPECT_TRUE(World()->closed(kT1));
+  EXPECT_FALSE(Manager()->trigger_id(DispatcherMode::kDefault).has_value());
+  EXPECT_EQ(Manager()->owner(), NodeId("b"));
+}
+
+// Case: only a newer epoch than the trigger's, naming exactly it, replaces
+// it; epoch 0 (no epochs) never does.
+TEST_F(OrchestratorTest, AReplacementMustBeNewerAndNameTheTrigger) {
+  ExpectCode(orch_.HandleBootstrap(Boot("a", 5, kT1)), Code::kOk);
+  BootstrapRequest wrong = Boot("b", 6, kT2);
+  wrong.replace_trigger_id = kR1;  // Not the trigger here.
+  ExpectCode(orch_.HandleBootstrap(wrong), Code::kAborted);
+  BootstrapRequest same_epoch = Boot("a", 5, kT2);
+  same_epoch.replace_trigger_id = kT1;
+  ExpectCode(orch_.HandleBootstrap(same_epoch), Code::kAborted);
+  EXPECT_FALSE(World()->closed(kT1));
+  EXPECT_EQ(Manager()->epoch(), MaintainerEpoch(5));
+}
+
 // Case: a bootstrap naming no trigger is accepted when there is none.
 TEST_F(OrchestratorTest, BootstrapNamingNoTriggerAcceptedWithoutTrigger) {
   ExpectCode(orch_.HandleBootstrap(Boot("a", 5)), Code::kOk);

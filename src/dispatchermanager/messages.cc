@@ -54,6 +54,8 @@ Status Validate(const BootstrapRequest& request) {
   RETURN_IF_ERROR(CheckCommon(request.changefeed_id, request.from));
   RETURN_IF_ERROR(CheckTriggerId(request.table_trigger_id, "table trigger"));
   RETURN_IF_ERROR(CheckTriggerId(request.redo_trigger_id, "redo trigger"));
+  RETURN_IF_ERROR(CheckTriggerId(request.replace_trigger_id, "replaced table trigger"));
+  RETURN_IF_ERROR(CheckTriggerId(request.replace_redo_trigger_id, "replaced redo trigger"));
   if (request.redo_trigger_id.has_value() && !request.redo_enabled) {
     return InvalidArgument("redo trigger dispatcher named but redo is disabled");
   }

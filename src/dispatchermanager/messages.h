@@ -67,6 +67,11 @@ struct BootstrapRequest {
   bool redo_enabled = false;  // From the changefeed config.
   std::optional<DispatcherId> table_trigger_id;
   std::optional<DispatcherId> redo_trigger_id;
+  // A newer generation's order to close the node's existing trigger
+  // dispatcher of that id (which the node named when it refused an earlier
+  // bootstrap) before the node is handed over; see DispatcherManager.
+  std::optional<DispatcherId> replace_trigger_id;
+  std::optional<DispatcherId> replace_redo_trigger_id;
 };
 
 // Create or remove one dispatcher (one operator of the maintainer).
@@ -99,6 +104,10 @@ struct BootstrapResponse {
   // In-flight operators of the current owner, and stale remove operators
   // whose dispatcher is still reported in `spans`.
   std::vector<ScheduleRequest> operators;
+  // With a refusal over the trigger (kAborted): the node's trigger
+  // dispatchers, so that a newer generation can order them replaced.
+  std::optional<DispatcherId> existing_trigger_id;
+  std::optional<DispatcherId> existing_redo_trigger_id;
 };
 
 // Sent to the maintainer's own node once every node answered the bootstrap:

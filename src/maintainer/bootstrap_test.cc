@@ -11,21 +11,29 @@ TEST(MaintainerBootstrap, FromScratchCreatesEverySpanBalanced) {
   f.m->Start();
   auto sent = f.outbox.Take();
   auto boots = FakeOutbox::Filter<dm::BootstrapRequest>(sent);
-  ASSERT_EQ(boots.size(), 3u);
+  // The own node's bootstrap (it creates the trigger) waits for the others.
+  ASSERT_EQ(boots.size(), 2u);
   for (auto& [to, r] : boots) {
-    EXPECT_EQ(r.table_trigger_id.has_value(), to == NodeId("a")) << to;
+    EXPECT_NE(to, NodeId("a"));
+    EXPECT_FALSE(r.table_trigger_id.has_value());
     EXPECT_EQ(r.start_ts, Ts(100));
   }
-  // Two answers are not enough.
   for (const Sent& s : sent) {
-    if (s.to != NodeId("c")) f.cluster.Deliver(f.m.get(), s);
+    if (s.to == NodeId("b")) f.cluster.Deliver(f.m.get(), s);
   }
-  EXPECT_FALSE(f.m->bootstrapped());
+  EXPECT_TRUE(f.outbox.Take().empty());
   // An unanswered node gets the request again after the resend interval.
   f.Tick(std::chrono::milliseconds(600));
   sent = f.outbox.Take();
   ASSERT_EQ(FakeOutbox::Filter<dm::BootstrapRequest>(sent).size(), 1u);
   EXPECT_EQ(sent[0].to, NodeId("c"));
+  f.cluster.Deliver(f.m.get(), sent[0]);
+  EXPECT_FALSE(f.m->bootstrapped());  // Two answers are not enough.
+  sent = f.outbox.Take();
+  boots = FakeOutbox::Filter<dm::BootstrapRequest>(sent);
+  ASSERT_EQ(boots.size(), 1u);
+  EXPECT_EQ(boots[0].first, NodeId("a"));
+  EXPECT_EQ(boots[0].second.table_trigger_id, kDefaultTableTriggerId);
   f.cluster.Deliver(f.m.get(), sent[0]);
   ASSERT_TRUE(f.m->bootstrapped());
 
@@ -71,7 +79,8 @@ TEST(MaintainerBootstrap, RebuildsSpansFindsHolesAndAdoptsOperators) {
   b.in_flight.push_back(in_flight);
 
   f.m->Start();
-  for (const Sent& s : f.outbox.Take()) f.cluster.Deliver(f.m.get(), s);
+  for (const Sent& s : f.outbox.Take()) f.cluster.Deliver(f.m.get(), s);  // b's.
+  for (const Sent& s : f.outbox.Take()) f.cluster.Deliver(f.m.get(), s);  // Then a's.
   ASSERT_TRUE(f.m->bootstrapped());
   const SpanController& spans = f.m->spans();
   EXPECT_EQ(spans.Find(t1)->state, ReplicaState::kWorking);
@@ -238,6 +247,45 @@ TEST(MaintainerBootstrap, CloseIsResentUntilConfirmed) {
   ASSERT_EQ(sent.size(), 1u);
   f.cluster.Deliver(f.m.get(), sent[0]);
   EXPECT_TRUE(f.m->closed());
+}
+
+// How many table trigger dispatchers are alive anywhere.
+size_t Triggers(const FakeCluster& cluster) {
+  size_t n = 0;
+  for (const auto& [node_id, node] : cluster.nodes) n += node.trigger.has_value() ? 1 : 0;
+  return n;
+}
+
+// The changefeed's maintainer moved from node b to node a: b still has the
+// old generation's trigger. The new generation's bootstrap to b is refused
+// naming it; the maintainer orders it replaced, b closes it, and only then
+// does a's bootstrap go out and create the new trigger: never two at once,
+// and the generation is not stuck.
+TEST(MaintainerBootstrap, TakesOverAnOldTriggerBeforeCreatingItsOwn) {
+  Fixture f({Table(1)}, {"a", "b"});
+  const DispatcherId old_trigger{3, 7};
+  FakeNode& b = f.cluster.nodes[NodeId("b")];
+  b.trigger = old_trigger;
+  b.dispatchers[old_trigger] = Working(old_trigger, 0, Ts(100));
+  f.m->Start();
+  std::vector<NodeId> bootstrapped_in_order;
+  for (int round = 0; round < 10 && !f.m->bootstrapped(); ++round) {
+    for (const Sent& s : f.outbox.Take()) {
+      if (std::holds_alternative<dm::BootstrapRequest>(s.msg)) {
+        bootstrapped_in_order.push_back(s.to);
+      }
+      f.cluster.Deliver(f.m.get(), s);
+      ASSERT_LE(Triggers(f.cluster), 1u);
+    }
+  }
+  ASSERT_TRUE(f.m->bootstrapped());
+  // b refused, b again with the replacement order, then a.
+  EXPECT_EQ(bootstrapped_in_order, (std::vector<NodeId>{NodeId("b"), NodeId("b"), NodeId("a")}));
+  EXPECT_FALSE(b.trigger.has_value());
+  EXPECT_EQ(f.cluster.nodes.at(NodeId("a")).trigger, kDefaultTableTriggerId);
+  f.cluster.Pump(f.m.get(), &f.outbox);
+  EXPECT_TRUE(f.m->initialized());
+  EXPECT_EQ(f.m->spans().CountInState(ReplicaState::kWorking), 1u);
 }
 
 // A maintainer fenced by a newer owner is closed by its host, which waits

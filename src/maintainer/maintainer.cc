@@ -263,11 +263,7 @@ void Maintainer::Tick(Clock::TimePoint now) {
     return;
   }
   if (!status_.ok()) return;
-  for (auto& [node, state] : nodes_) {
-    if (!state.answered && now - state.last_sent >= options_.resend_interval) {
-      SendBootstrap(node, now);
-    }
-  }
+  SendDueBootstraps(now);
   if (!bootstrapped_) {
     MaybeFinishBootstrap();  // Waiting for the tables at the trigger's start.
     if (!bootstrapped_) return;

@@ -121,7 +121,10 @@ class Maintainer {
  private:
   struct NodeState {
     bool answered = false;  // Bootstrap response accepted.
+    bool sent = false;      // A bootstrap went out.
     Clock::TimePoint last_sent;
+    // A trigger dispatcher the node refused over: ordered replaced.
+    std::optional<DispatcherId> replace_trigger;
   };
 
   explicit Maintainer(MaintainerOptions options);
@@ -149,6 +152,15 @@ class Maintainer {
   // false (nothing added) for a table outside the changefeed or one that
   // has a replica already.
   bool AddReported(const NodeId& node, const dispatchermanager::DispatcherStatus& status);
+  // Whether every node but this one answered its bootstrap: this node's
+  // bootstrap (which creates the trigger) waits for it, so that an old
+  // trigger elsewhere is closed before the new one exists.
+  bool OthersAnswered() const;
+  // After a kAborted refusal naming the node's trigger: orders an older
+  // generation's trigger replaced and resends at once.
+  void MaybeReplaceTrigger(const NodeId& node, const dispatchermanager::BootstrapResponse& resp);
+  // Sends the bootstraps that are due at `now` (first ones and resends).
+  void SendDueBootstraps(Clock::TimePoint now);
   // Not the table trigger nor a redo dispatcher.
   bool IsTableSpan(const dispatchermanager::DispatcherConfig& config) const;
   void AdoptLateNode(const NodeId& node, const dispatchermanager::BootstrapResponse& resp);

@@ -14,19 +14,36 @@ using dispatchermanager::ComponentState;
 using dispatchermanager::IdString;
 using dispatchermanager::ScheduleAction;
 
-void Maintainer::Start() {
-  Clock::TimePoint now = Now();
-  for (auto& [node, state] : nodes_) SendBootstrap(node, now);
+void Maintainer::Start() { SendDueBootstraps(Now()); }
+
+bool Maintainer::OthersAnswered() const {
+  for (const auto& [node, state] : nodes_) {
+    if (node != options_.self && !state.answered) return false;
+  }
+  return true;
+}
+
+void Maintainer::SendDueBootstraps(Clock::TimePoint now) {
+  const bool others_answered = OthersAnswered();
+  for (auto& [node, state] : nodes_) {
+    if (state.answered || (node == options_.self && !others_answered)) continue;
+    if (!state.sent || now - state.last_sent >= options_.resend_interval) {
+      SendBootstrap(node, now);
+    }
+  }
 }
 
 void Maintainer::SendBootstrap(const NodeId& node, Clock::TimePoint now) {
-  nodes_[node].last_sent = now;
+  NodeState& state = nodes_[node];
+  state.sent = true;
+  state.last_sent = now;
   dispatchermanager::BootstrapRequest request;
   request.start_ts = options_.checkpoint_ts;
   if (node == options_.self) {
     request.is_new_changefeed = options_.is_new_changefeed;
     request.table_trigger_id = options_.table_trigger_id;
   }
+  request.replace_trigger_id = state.replace_trigger;
   options_.outbox->Send(node, Stamped(std::move(request)));
 }
 
@@ -39,15 +56,33 @@ void Maintainer::OnBootstrapResponse(const NodeId& node, const BootstrapResponse
     LOG_WARN("maintainer bootstrap refused; changefeed={} node={} status={}",
              options_.changefeed_id, node.value(), resp.status.ToString());
     if (resp.status.code() == Code::kStaleOwner) status_ = resp.status;
+    if (resp.status.code() == Code::kAborted) MaybeReplaceTrigger(node, resp);
     return;  // Other refusals are retried from Tick().
   }
   it->second.answered = true;
+  if (node != options_.self) SendDueBootstraps(Now());  // Maybe this node's own now.
   if (bootstrapped_) {
     AdoptLateNode(node, resp);
     return;
   }
   responses_[node] = resp;
   MaybeFinishBootstrap();
+}
+
+void Maintainer::MaybeReplaceTrigger(const NodeId& node, const BootstrapResponse& resp) {
+  NodeState& state = nodes_[node];
+  const std::optional<DispatcherId> named =
+      node == options_.self ? std::optional<DispatcherId>(options_.table_trigger_id) : std::nullopt;
+  if (!resp.existing_trigger_id.has_value() || resp.existing_trigger_id == named ||
+      state.replace_trigger == resp.existing_trigger_id) {
+    return;  // Nothing to replace, or already ordered (the resend carries it).
+  }
+  // An older generation's trigger: this newer one orders it closed (the
+  // node moves its fence to us first) and then takes the node over.
+  LOG_INFO("maintainer takes over the table trigger; changefeed={} node={} old={}",
+           options_.changefeed_id, node.value(), IdString(*resp.existing_trigger_id));
+  state.replace_trigger = resp.existing_trigger_id;
+  SendBootstrap(node, Now());
 }
 
 void Maintainer::MaybeFinishBootstrap() {

@@ -8,6 +8,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -71,6 +72,10 @@ struct FakeNode {
   std::vector<SpanStatus> stopped;             // Reported once in the next heartbeat.
   std::vector<dm::ScheduleRequest> in_flight;  // Reported at bootstrap.
   Ts trigger_checkpoint;                       // Reported at bootstrap if nonzero.
+  // The node's table trigger dispatcher, if any. A bootstrap naming another
+  // (or none) is refused with kAborted naming it, unless it orders it
+  // replaced, as the dispatcher manager does.
+  std::optional<DispatcherId> trigger;
   uint64_t seq = 1;
   bool ignore_schedules = false;
   // Dispatchers that stay stopping when asked to close (a sink flush in
@@ -140,11 +145,22 @@ class FakeCluster {
       dm::BootstrapResponse resp;
       resp.changefeed_id = r->changefeed_id;
       resp.epoch = r->epoch;
+      if (node.trigger.has_value() && r->table_trigger_id != node.trigger) {
+        if (r->replace_trigger_id != node.trigger) {
+          resp.status = Aborted("table trigger dispatcher id mismatch during bootstrap");
+          resp.existing_trigger_id = node.trigger;
+          m->OnBootstrapResponse(s.to, resp);
+          return;
+        }
+        node.dispatchers.erase(*node.trigger);  // Closed before the takeover.
+        node.trigger.reset();
+      }
       for (auto& [id, d] : node.dispatchers) resp.spans.push_back(d);
       resp.operators = node.in_flight;
       resp.checkpoint_ts = node.trigger_checkpoint;
       if (r->table_trigger_id) {
         node.dispatchers[*r->table_trigger_id] = Working(*r->table_trigger_id, 0, r->start_ts);
+        node.trigger = r->table_trigger_id;
       }
       m->OnBootstrapResponse(s.to, resp);
     } else if (auto* r = std::get_if<dm::PostBootstrapRequest>(&s.msg)) {

@@ -93,6 +93,13 @@ Result<dm::BootstrapRequest> Decode(const pb::MaintainerBootstrapRequest& in) {
   RETURN_IF_ERROR(OptionalId(in.has_table_trigger_redo_dispatcher_id(),
                              in.table_trigger_redo_dispatcher_id(),
                              "table_trigger_redo_dispatcher_id", &out.redo_trigger_id));
+  RETURN_IF_ERROR(OptionalId(in.has_replace_table_trigger_event_dispatcher_id(),
+                             in.replace_table_trigger_event_dispatcher_id(),
+                             "replace_table_trigger_event_dispatcher_id", &out.replace_trigger_id));
+  RETURN_IF_ERROR(OptionalId(in.has_replace_table_trigger_redo_dispatcher_id(),
+                             in.replace_table_trigger_redo_dispatcher_id(),
+                             "replace_table_trigger_redo_dispatcher_id",
+                             &out.replace_redo_trigger_id));
   out.start_ts = Ts(in.start_ts());
   out.is_new_changefeed = in.is_new_changefeed();
   out.redo_enabled = in.redo_enabled();
@@ -124,6 +131,12 @@ Result<dm::BootstrapResponse> Decode(const pb::MaintainerBootstrapResponse& in) 
   RETURN_IF_ERROR(DecodeAll(in.operators(), "operators", &out.operators));
   out.checkpoint_ts = Ts(in.checkpoint_ts());
   out.redo_checkpoint_ts = Ts(in.redo_checkpoint_ts());
+  RETURN_IF_ERROR(OptionalId(in.has_table_trigger_event_dispatcher_id(),
+                             in.table_trigger_event_dispatcher_id(),
+                             "table_trigger_event_dispatcher_id", &out.existing_trigger_id));
+  RETURN_IF_ERROR(OptionalId(in.has_table_trigger_redo_dispatcher_id(),
+                             in.table_trigger_redo_dispatcher_id(),
+                             "table_trigger_redo_dispatcher_id", &out.existing_redo_trigger_id));
   return out;
 }
 
@@ -422,6 +435,10 @@ void ToProto(const dm::BootstrapRequest& in, pb::MaintainerBootstrapRequest* out
     IdToProto(*in.table_trigger_id, out->mutable_table_trigger_event_dispatcher_id());
   if (in.redo_trigger_id)
     IdToProto(*in.redo_trigger_id, out->mutable_table_trigger_redo_dispatcher_id());
+  if (in.replace_trigger_id)
+    IdToProto(*in.replace_trigger_id, out->mutable_replace_table_trigger_event_dispatcher_id());
+  if (in.replace_redo_trigger_id)
+    IdToProto(*in.replace_redo_trigger_id, out->mutable_replace_table_trigger_redo_dispatcher_id());
   out->set_is_new_changefeed(in.is_new_changefeed);
   out->set_redo_enabled(in.redo_enabled);
 }
@@ -436,6 +453,10 @@ void ToProto(const dm::BootstrapResponse& in, pb::MaintainerBootstrapResponse* o
   out->set_checkpoint_ts(in.checkpoint_ts.value());
   out->set_redo_checkpoint_ts(in.redo_checkpoint_ts.value());
   for (const dm::ScheduleRequest& op : in.operators) ToProto(op, out->add_operators());
+  if (in.existing_trigger_id)
+    IdToProto(*in.existing_trigger_id, out->mutable_table_trigger_event_dispatcher_id());
+  if (in.existing_redo_trigger_id)
+    IdToProto(*in.existing_redo_trigger_id, out->mutable_table_trigger_redo_dispatcher_id());
 }
 
 Result<dm::BootstrapResponse> FromProto(const pb::MaintainerBootstrapResponse& in) {

@@ -63,6 +63,8 @@ TEST(WireRoundTripTest, BootstrapRequest) {
   dm::BootstrapRequest no_triggers = SampleBootstrap();
   no_triggers.table_trigger_id.reset();
   no_triggers.redo_trigger_id.reset();
+  no_triggers.replace_trigger_id.reset();
+  no_triggers.replace_redo_trigger_id.reset();
   no_triggers.epoch = MaintainerEpoch(0);  // Pre-epoch peers are allowed here.
   decoded = RoundTrip<pb::MaintainerBootstrapRequest>(no_triggers);
   ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();

@@ -66,13 +66,16 @@ inline bool Same(const dm::BootstrapRequest& a, const dm::BootstrapRequest& b) {
   return a.changefeed_id == b.changefeed_id && a.from == b.from && a.epoch == b.epoch &&
          a.start_ts == b.start_ts && a.is_new_changefeed == b.is_new_changefeed &&
          a.redo_enabled == b.redo_enabled && a.table_trigger_id == b.table_trigger_id &&
-         a.redo_trigger_id == b.redo_trigger_id;
+         a.redo_trigger_id == b.redo_trigger_id && a.replace_trigger_id == b.replace_trigger_id &&
+         a.replace_redo_trigger_id == b.replace_redo_trigger_id;
 }
 
 inline bool Same(const dm::BootstrapResponse& a, const dm::BootstrapResponse& b) {
   return a.changefeed_id == b.changefeed_id && a.epoch == b.epoch && a.status == b.status &&
          SameAll(a.spans, b.spans) && a.checkpoint_ts == b.checkpoint_ts &&
-         a.redo_checkpoint_ts == b.redo_checkpoint_ts && SameAll(a.operators, b.operators);
+         a.redo_checkpoint_ts == b.redo_checkpoint_ts && SameAll(a.operators, b.operators) &&
+         a.existing_trigger_id == b.existing_trigger_id &&
+         a.existing_redo_trigger_id == b.existing_redo_trigger_id;
 }
 
 inline bool Same(const dm::PostBootstrapRequest& a, const dm::PostBootstrapRequest& b) {
@@ -181,7 +184,9 @@ inline dm::BootstrapRequest SampleBootstrap() {
                               /*is_new_changefeed=*/true,
                               /*redo_enabled=*/true,
                               DispatcherId{1, 2},
-                              DispatcherId{3, 4}};
+                              DispatcherId{3, 4},
+                              DispatcherId{5, 7},
+                              DispatcherId{8, 9}};
 }
 
 inline dm::BootstrapResponse SampleBootstrapResponse() {
@@ -194,6 +199,8 @@ inline dm::BootstrapResponse SampleBootstrapResponse() {
   r.checkpoint_ts = Ts(700);
   r.redo_checkpoint_ts = Ts(701);
   r.operators = {SampleSchedule(3), SampleSchedule(4)};
+  r.existing_trigger_id = DispatcherId{12, 13};
+  r.existing_redo_trigger_id = DispatcherId{14, 15};
   return r;
 }
 
