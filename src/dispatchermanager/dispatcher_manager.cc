@@ -47,6 +47,7 @@ Result<BootstrapResponse> DispatcherManager::Bootstrap(const BootstrapRequest& r
     }
     FinishClosing();
   }
+  RETURN_IF_ERROR(AwaitClosingTriggers());
   bool replacing = false;
   for (DispatcherMode mode : {DispatcherMode::kDefault, DispatcherMode::kRedo}) {
     Status valid = ValidateTrigger(
@@ -241,6 +242,19 @@ bool DispatcherManager::MayReplaceTrigger(DispatcherMode mode,
   // Epoch 0 (a maintainer without epochs) never replaces anything.
   return current.has_value() && replace == current && request.epoch.value() != 0 &&
          request.epoch > created;
+}
+
+Status DispatcherManager::AwaitClosingTriggers() {
+  for (DispatcherMode mode : {DispatcherMode::kDefault, DispatcherMode::kRedo}) {
+    std::optional<DispatcherId> current = TriggerSlot(mode);
+    if (!current.has_value()) continue;
+    auto it = dispatchers_.find(*current);
+    if (it == dispatchers_.end() || !it->second.removing) continue;
+    if (!FinishRemoveIfClosed(*current)) {
+      return Aborted("the table trigger dispatcher is still closing");
+    }
+  }
+  return Status::Ok();
 }
 
 Status DispatcherManager::CloseReplacedTriggers(const BootstrapRequest& request) {

@@ -109,6 +109,9 @@ class DispatcherManager {
   // Whether `request` may replace the existing trigger of `mode`.
   bool MayReplaceTrigger(DispatcherMode mode, const BootstrapRequest& request) const
       REQUIRES(fence_mu_);
+  // A trigger being closed (replaced) is never adopted: kAborted until it
+  // has closed, after which the slot is free for a fresh one.
+  Status AwaitClosingTriggers() REQUIRES(fence_mu_);
   // Closes the replaced triggers; OK once every one has closed.
   Status CloseReplacedTriggers(const BootstrapRequest& request) REQUIRES(fence_mu_);
   MaintainerEpoch& TriggerEpoch(DispatcherMode mode) REQUIRES(fence_mu_);

@@ -224,6 +224,24 @@ TEST_F(OrchestratorTest, ANewerGenerationReplacesTheTriggerItNamesAfterItCloses)
   EXPECT_EQ(provider_.opens(), 1);  // The same manager, reused.
 }
 
+// Case: a trigger being replaced is never adopted by a still newer
+// generation naming its id: that bootstrap waits for the close and then
+// gets a fresh trigger, never a closed one.
+TEST_F(OrchestratorTest, ATriggerBeingReplacedIsNotAdopted) {
+  ExpectCode(orch_.HandleBootstrap(Boot("a", 5, kT1)), Code::kOk);
+  BootstrapRequest replace = Boot("b", 6);
+  replace.replace_trigger_id = kT1;
+  World()->HoldClose(true);
+  ExpectCode(orch_.HandleBootstrap(replace), Code::kAborted);
+  ExpectCode(orch_.HandleBootstrap(Boot("a", 7, kT1)), Code::kAborted);
+  World()->HoldClose(false);
+  ExpectCode(orch_.HandleBootstrap(Boot("a", 7, kT1)), Code::kOk);
+  EXPECT_TRUE(World()->closed(kT1));
+  EXPECT_EQ(World()->CountEvents(FakeEvent::Kind::kCreate), 2);  // kT1 made afresh.
+  EXPECT_EQ(Manager()->trigger_id(DispatcherMode::kDefault), kT1);
+  EXPECT_EQ(Manager()->epoch(), MaintainerEpoch(7));
+}
+
 // Case: a generation naming no trigger (its maintainer moved to another
 // node) replaces this node's old trigger the same way.
 TEST_F(OrchestratorTest, AGenerationNamingNoTriggerReplacesTheOldOne) {
