@@ -51,6 +51,7 @@
 
 #include "common/logging.h"
 #include "dispatchermanager/dispatcher_orchestrator.h"
+#include "dispatchermanager/interleaving_test_util.h"
 #include "dispatchermanager/test_fakes.h"
 
 namespace sluice::dispatchermanager {
@@ -832,43 +833,12 @@ class Simulation {
   Stats stats_;
 };
 
-// Parses "N", "A-B" and comma-separated lists of them.
-bool ParseSeeds(const std::string& spec, std::vector<uint64_t>* seeds) {
-  std::istringstream in(spec);
-  for (std::string item; std::getline(in, item, ',');) {
-    if (item.empty()) return false;
-    size_t dash = item.find('-');
-    char* end = nullptr;
-    uint64_t lo = std::strtoull(item.c_str(), &end, 10);
-    uint64_t hi = lo;
-    if (dash == std::string::npos) {
-      if (*end != '\0') return false;
-    } else {
-      if (end != item.c_str() + dash) return false;
-      hi = std::strtoull(item.c_str() + dash + 1, &end, 10);
-      if (*end != '\0' || dash + 1 == item.size() || hi < lo) return false;
-    }
-    for (uint64_t s = lo; s <= hi; ++s) seeds->push_back(s);
-  }
-  return !seeds->empty();
-}
-
-class QuietLogs {
- public:
-  QuietLogs() : saved_(logging::GetLevel()) { logging::SetLevel(logging::Level::kOff); }
-  ~QuietLogs() { logging::SetLevel(saved_); }
-
- private:
-  const logging::Level saved_;
-};
-
 TEST(InterleavingTest, GenerationsConvergeToNewestAndNeverOverlap) {
-  const char* env = std::getenv("SLUICE_INTERLEAVING_SEEDS");
-  const std::string spec = env != nullptr && *env != '\0' ? env : kDefaultSeeds;
+  const std::string spec = testing::SeedSpec(kDefaultSeeds);
   std::vector<uint64_t> seeds;
-  ASSERT_TRUE(ParseSeeds(spec, &seeds)) << "bad SLUICE_INTERLEAVING_SEEDS: " << spec;
+  ASSERT_TRUE(testing::ParseSeeds(spec, &seeds)) << "bad SLUICE_INTERLEAVING_SEEDS: " << spec;
 
-  QuietLogs quiet;
+  testing::QuietLogs quiet;
   Stats total;
   int failed = 0;
   for (uint64_t seed : seeds) {

@@ -50,6 +50,7 @@
 #include "common/clock.h"
 #include "common/logging.h"
 #include "dispatchermanager/dispatcher_orchestrator.h"
+#include "dispatchermanager/interleaving_test_util.h"
 #include "dispatchermanager/test_fakes.h"
 #include "maintainer/maintainer.h"
 
@@ -760,45 +761,12 @@ class MaintainerSim {
   Stats stats_;
 };
 
-// Parses "N", "A-B" and comma-separated lists of them.
-bool ParseMaintainerSimSeeds(const std::string& spec, std::vector<uint64_t>* seeds) {
-  std::istringstream in(spec);
-  for (std::string item; std::getline(in, item, ',');) {
-    if (item.empty()) return false;
-    const size_t dash = item.find('-');
-    char* end = nullptr;
-    const uint64_t lo = std::strtoull(item.c_str(), &end, 10);
-    uint64_t hi = lo;
-    if (dash == std::string::npos) {
-      if (*end != '\0') return false;
-    } else {
-      if (end != item.c_str() + dash) return false;
-      hi = std::strtoull(item.c_str() + dash + 1, &end, 10);
-      if (*end != '\0' || dash + 1 == item.size() || hi < lo) return false;
-    }
-    for (uint64_t s = lo; s <= hi; ++s) seeds->push_back(s);
-  }
-  return !seeds->empty();
-}
-
-class MaintainerSimQuietLogs {
- public:
-  MaintainerSimQuietLogs() : saved_(logging::GetLevel()) {
-    logging::SetLevel(logging::Level::kOff);
-  }
-  ~MaintainerSimQuietLogs() { logging::SetLevel(saved_); }
-
- private:
-  const logging::Level saved_;
-};
-
 TEST(MaintainerInterleavingTest, RealGenerationsConvergeWithOneTrigger) {
-  const char* env = std::getenv("SLUICE_INTERLEAVING_SEEDS");
-  const std::string spec = env != nullptr && *env != '\0' ? env : "1-100";
+  const std::string spec = testing::SeedSpec("1-100");
   std::vector<uint64_t> seeds;
-  ASSERT_TRUE(ParseMaintainerSimSeeds(spec, &seeds)) << "bad SLUICE_INTERLEAVING_SEEDS: " << spec;
+  ASSERT_TRUE(testing::ParseSeeds(spec, &seeds)) << "bad SLUICE_INTERLEAVING_SEEDS: " << spec;
 
-  MaintainerSimQuietLogs quiet;
+  testing::QuietLogs quiet;
   MaintainerSim::Stats total;
   int failed = 0;
   for (uint64_t seed : seeds) {

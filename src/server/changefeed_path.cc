@@ -79,8 +79,7 @@ Status ChangefeedPath::Init(const meta::ChangefeedInfo& info) {
   sink_options.changefeed_id = changefeed_;
   sink_options.start_ts = start_ts_;
   sink_options.clock = deps_.clock;
-  ASSIGN_OR_RETURN(sink::SinkUri uri, sink::SinkUri::Parse(info.sink_uri));
-  sink_options.config_params = config::SinkParams(config, uri.scheme);
+  sink_options.config = config;
   ASSIGN_OR_RETURN(std::unique_ptr<sink::Sink> opened, OpenSink(sink_options));
   sink_ = std::make_unique<FilteringSink>(std::move(opened), filter_);
 

@@ -10,7 +10,9 @@ namespace sluice::server {
 
 Result<sink::SinkUri> EffectiveSinkUri(const SinkOpenOptions& options) {
   ASSIGN_OR_RETURN(sink::SinkUri uri, sink::SinkUri::Parse(options.sink_uri));
-  for (const auto& [key, value] : options.config_params) uri.params.emplace(key, value);
+  for (auto& [key, value] : config::SinkParams(options.config, uri.scheme)) {
+    uri.params.emplace(key, std::move(value));
+  }
   return uri;
 }
 

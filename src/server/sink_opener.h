@@ -6,13 +6,13 @@
 // InvalidArgument naming the problem. Thread-safe (no state).
 #pragma once
 
-#include <map>
 #include <memory>
 #include <string>
 
 #include "common/clock.h"
 #include "common/status.h"
 #include "common/strong_id.h"
+#include "config/replica_config.h"
 #include "sink/sink.h"
 #include "sink/sink_uri.h"
 
@@ -23,7 +23,7 @@ struct SinkOpenOptions {
   std::string changefeed_id;  // "<namespace>/<name>", as ddl_ts_v1 stores it.
   Ts start_ts;                // The checkpoint the changefeed restarts from.
   Clock* clock = Clock::Real();
-  std::map<std::string, std::string> config_params;  // config::SinkParams.
+  config::ReplicaConfig config;  // Its sink settings, as config::SinkParams.
 };
 
 // The sink URI with the config's parameters merged under its own.

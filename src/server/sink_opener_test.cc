@@ -29,7 +29,7 @@ TEST(SinkOpenerTest, TheStorageSinkTakesTheConfigsSettingsUnderItsUri) {
       "[sink.csv]\ndelimiter = \"|\"\nnull = \"NULL\"\ninclude-commit-ts = true\n");
   SinkOpenOptions options;
   options.sink_uri = "file://" + dir + "?date-separator=year";  // The URI wins here.
-  options.config_params = config::SinkParams(config, "file");
+  options.config = config;
   Result<std::unique_ptr<sink::Sink>> opened = OpenSink(options);
   ASSERT_TRUE(opened.ok()) << opened.status().ToString();
   auto* storage = dynamic_cast<sink::storage::StorageSink*>(opened->get());
@@ -53,7 +53,7 @@ TEST(SinkOpenerTest, TheMysqlSinkTakesTheConfigsSettingsUnderItsUri) {
       "enable-multi-statement = false\nread-timeout = \"9s\"\n");
   SinkOpenOptions options;
   options.sink_uri = "mysql://root@127.0.0.1:3306/?worker-count=5";
-  options.config_params = config::SinkParams(config, "mysql");
+  options.config = config;
   Result<sink::SinkUri> uri = EffectiveSinkUri(options);
   ASSERT_TRUE(uri.ok()) << uri.status().ToString();
   Result<sink::MysqlSinkConfig> c = sink::MysqlSinkConfig::FromUri(*uri);
@@ -69,7 +69,7 @@ TEST(SinkOpenerTest, TheMysqlSinkTakesTheConfigsSettingsUnderItsUri) {
 TEST(SinkOpenerTest, ABadConfigValueIsRefusedWhenTheSinkOpens) {
   SinkOpenOptions options;
   options.sink_uri = "file:///tmp/never?protocol=csv";
-  options.config_params = {{"date-separator", "fortnight"}};
+  options.config.sink.date_separator = "fortnight";  // Never validated here.
   Result<std::unique_ptr<sink::Sink>> opened = OpenSink(options);
   ASSERT_FALSE(opened.ok());
   EXPECT_NE(opened.status().message().find("date-separator"), std::string::npos)
