@@ -18,6 +18,12 @@ constexpr Ts Compose(int64_t physical_ms, int64_t logical) {
 constexpr int64_t Physical(Ts ts) { return static_cast<int64_t>(ts.value() >> kLogicalBits); }
 constexpr int64_t Logical(Ts ts) { return static_cast<int64_t>(ts.value() & kLogicalMask); }
 
+// Whether a lock taken at `lock_ts` with a TTL of `ttl_ms` has expired by
+// `now`, as TiKV judges it: its physical time plus the TTL is before now's.
+constexpr bool TtlExpired(Ts lock_ts, uint64_t ttl_ms, Ts now) {
+  return Physical(lock_ts) + static_cast<int64_t>(ttl_ms) < Physical(now);
+}
+
 // Wall time of the physical part.
 inline std::chrono::system_clock::time_point ToWallTime(Ts ts) {
   return std::chrono::system_clock::time_point(std::chrono::milliseconds(Physical(ts)));

@@ -1,6 +1,7 @@
 #include "kvclient/lock_resolver.h"
 
 #include <algorithm>
+#include <map>
 #include <utility>
 #include <vector>
 
@@ -14,11 +15,6 @@ namespace {
 
 constexpr const char* kResolveWhat = "lock resolution";
 
-bool TtlOver(const kvrpcpb::LockInfo& lock, Ts now) {
-  return tso::Physical(Ts(lock.lock_version())) + static_cast<int64_t>(lock.lock_ttl()) <
-         tso::Physical(now);
-}
-
 Status KeyErrorOf(const kvrpcpb::KeyError& error, std::string_view during) {
   return KeyErrorStatus(error).WithContext(std::string(during));
 }
@@ -30,22 +26,22 @@ LockResolver::LockResolver(pd::PdClient* pd, pd::RegionCache* cache, LockResolve
 
 Result<std::vector<kvrpcpb::LockInfo>> LockResolver::ScanPage(std::string_view comparable_key,
                                                               const std::string& cursor,
-                                                              Ts max_version,
-                                                              RegionTarget* target) {
+                                                              Ts max_version) {
   RpcCall call = rpc_.NewCall(kResolveWhat);
+  RegionTarget target;
   while (true) {
-    RpcAttempt attempt = rpc_.LocateComparable(comparable_key, target);
+    RpcAttempt attempt = rpc_.LocateComparable(comparable_key, &target);
     if (attempt.status.ok()) {
       kvrpcpb::ScanLockRequest request;
-      request.set_start_key(std::max(cursor, target->raw_start));
-      request.set_end_key(target->raw_end);
+      request.set_start_key(std::max(cursor, target.raw_start));
+      request.set_end_key(target.raw_end);
       request.set_max_version(max_version.value());
       request.set_limit(scan_limit_);
       kvrpcpb::ScanLockResponse response;
-      if (!target->raw_end.empty() && request.start_key() >= target->raw_end) {
+      if (!target.raw_end.empty() && request.start_key() >= target.raw_end) {
         return std::vector<kvrpcpb::LockInfo>{};  // The region shrank below the cursor.
       }
-      attempt = rpc_.Send(call, *target, &RegionRpc::Stub::KvScanLock, &request, &response);
+      attempt = rpc_.Send(call, target, &RegionRpc::Stub::KvScanLock, &request, &response);
       if (attempt.status.ok()) {
         if (response.has_error()) return KeyErrorOf(response.error(), "ScanLock");
         if (static_cast<uint32_t>(response.locks_size()) > scan_limit_) {
@@ -91,8 +87,7 @@ RpcAttempt LockResolver::CheckOnce(const RpcCall& call, const kvrpcpb::LockInfo&
   return {Status::Ok()};
 }
 
-Result<LockResolver::TxnStatus> LockResolver::CheckTxn(const kvrpcpb::LockInfo& lock) {
-  ASSIGN_OR_RETURN(Ts now, pd_->GetTs());
+Result<LockResolver::TxnStatus> LockResolver::CheckTxn(const kvrpcpb::LockInfo& lock, Ts now) {
   RpcCall call = rpc_.NewCall(kResolveWhat);
   bool rollback_if_not_exist = false;
   while (true) {
@@ -103,7 +98,9 @@ Result<LockResolver::TxnStatus> LockResolver::CheckTxn(const kvrpcpb::LockInfo& 
       if (!not_found) return status;
       // No trace at the primary: its prewrite may still be on the way. Once
       // the lock's TTL is over, roll the transaction back for good.
-      if (!TtlOver(lock, now)) return TxnStatus{true, Ts()};
+      if (!tso::TtlExpired(Ts(lock.lock_version()), lock.lock_ttl(), now)) {
+        return TxnStatus{true, Ts()};
+      }
       rollback_if_not_exist = true;
       continue;
     }
@@ -111,14 +108,14 @@ Result<LockResolver::TxnStatus> LockResolver::CheckTxn(const kvrpcpb::LockInfo& 
   }
 }
 
-Status LockResolver::Resolve(std::string_view comparable_key, Ts start_ts, Ts commit_ts) {
+Status LockResolver::Resolve(const kvrpcpb::LockInfo& lock, Ts commit_ts) {
   RpcCall call = rpc_.NewCall(kResolveWhat);
   while (true) {
     RegionTarget target;
-    RpcAttempt attempt = rpc_.LocateComparable(comparable_key, &target);
+    RpcAttempt attempt = rpc_.Locate(lock.key(), &target);
     if (attempt.status.ok()) {
       kvrpcpb::ResolveLockRequest request;
-      request.set_start_version(start_ts.value());
+      request.set_start_version(lock.lock_version());
       request.set_commit_version(commit_ts.value());
       kvrpcpb::ResolveLockResponse response;
       attempt = rpc_.Send(call, target, &RegionRpc::Stub::KvResolveLock, &request, &response);
@@ -133,23 +130,25 @@ Status LockResolver::Resolve(std::string_view comparable_key, Ts start_ts, Ts co
 
 Result<LockResolveResult> LockResolver::ResolveRegion(std::string_view comparable_key,
                                                       Ts max_version) {
+  // One TSO for the round: the current ts every primary is checked at.
+  ASSIGN_OR_RETURN(Ts now, pd_->GetTs());
   LockResolveResult result;
   std::map<uint64_t, TxnStatus> seen;  // By start ts.
   std::string cursor;
   while (true) {
-    RegionTarget target;
     ASSIGN_OR_RETURN(std::vector<kvrpcpb::LockInfo> locks,
-                     ScanPage(comparable_key, cursor, max_version, &target));
+                     ScanPage(comparable_key, cursor, max_version));
     result.locks_scanned += locks.size();
     bool any_alive = false;
     for (const kvrpcpb::LockInfo& lock : locks) {
       auto it = seen.find(lock.lock_version());
       if (it == seen.end()) {
-        ASSIGN_OR_RETURN(TxnStatus status, CheckTxn(lock));
+        ASSIGN_OR_RETURN(TxnStatus status, CheckTxn(lock, now));
         if (status.alive) {
           ++result.txns_alive;
         } else {
-          RETURN_IF_ERROR(Resolve(comparable_key, Ts(lock.lock_version()), status.commit_ts));
+          // In the region that holds the lock now (it may have split).
+          RETURN_IF_ERROR(Resolve(lock, status.commit_ts));
           ++(status.commit_ts.value() != 0 ? result.txns_committed : result.txns_rolled_back);
         }
         it = seen.emplace(lock.lock_version(), status).first;

@@ -21,7 +21,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <map>
 #include <string>
 #include <string_view>
 
@@ -69,16 +68,16 @@ class LockResolver {
   };
 
   // One page of ScanLock from `cursor` (raw) in the region of
-  // `comparable_key`; sets *target to the region scanned.
+  // `comparable_key`.
   Result<std::vector<kvrpcpb::LockInfo>> ScanPage(std::string_view comparable_key,
-                                                  const std::string& cursor, Ts max_version,
-                                                  RegionTarget* target);
-  Result<TxnStatus> CheckTxn(const kvrpcpb::LockInfo& lock);
+                                                  const std::string& cursor, Ts max_version);
+  // The state of the lock's transaction at its primary, at ts `now`.
+  Result<TxnStatus> CheckTxn(const kvrpcpb::LockInfo& lock, Ts now);
   // One CheckTxnStatus at the primary; *not_found when it left no trace.
   RpcAttempt CheckOnce(const RpcCall& call, const kvrpcpb::LockInfo& lock, Ts current_ts,
                        bool rollback_if_not_exist, TxnStatus* status, bool* not_found);
-  // ResolveLock of transaction `start_ts` in the region of `comparable_key`.
-  Status Resolve(std::string_view comparable_key, Ts start_ts, Ts commit_ts);
+  // ResolveLock of the lock's transaction in the region that holds its key.
+  Status Resolve(const kvrpcpb::LockInfo& lock, Ts commit_ts);
 
   pd::PdClient* const pd_;
   const uint32_t scan_limit_;

@@ -23,6 +23,7 @@
 
 #include "common/clock.h"
 #include "common/strong_id.h"
+#include "logpuller/range_lock.h"
 
 namespace sluice::logpuller {
 
@@ -33,12 +34,7 @@ struct StuckRegionOptions {
 };
 
 // One region of a subscription's current run, as its range lock has it.
-struct RegionProgress {
-  RegionId region;
-  std::string start;  // Comparable start of the range the region holds.
-  Ts resolved_ts;
-  bool initialized = false;
-};
+using RegionProgress = RangeLock::LockedRegion;
 
 // One subscription's current run.
 struct SpanProgress {

@@ -23,6 +23,12 @@ RequestSchedulerOptions WithClusterId(RequestSchedulerOptions options, pd::PdCli
   return options;
 }
 
+// The resolver's deadlines and backoff run on the client's clock.
+kvclient::LockResolverOptions WithClock(kvclient::LockResolverOptions options, Clock* clock) {
+  options.rpc.clock = clock;
+  return options;
+}
+
 }  // namespace
 
 SubscriptionClient::SubscriptionClient(SubscriptionClientOptions options, pd::PdClient* pd,
@@ -36,7 +42,7 @@ SubscriptionClient::SubscriptionClient(SubscriptionClientOptions options, pd::Pd
                 }),
       pool_(DefaultWorkers(options_.region_workers), options_.region_queue_capacity, this),
       scheduler_(WithClusterId(options_.scheduler, pd), cache, &pool_, this),
-      lock_resolver_(pd, cache, options_.lock_resolver) {}
+      lock_resolver_(pd, cache, WithClock(options_.lock_resolver, options_.scheduler.clock)) {}
 
 SubscriptionClient::~SubscriptionClient() { Stop(); }
 

@@ -28,9 +28,7 @@ std::vector<SpanProgress> SubscriptionClient::SpanProgresses() const {
     span.request_id = run->request_id;
     span.resolved_ts = run->lock.ResolvedTs();
     span.initialized = run->lock.AllInitialized();
-    for (RangeLock::LockedRegion& r : run->lock.LockedRegions()) {
-      span.regions.push_back({r.region, std::move(r.start), r.resolved_ts, r.initialized});
-    }
+    span.regions = run->lock.LockedRegions();
     out.push_back(std::move(span));
   }
   return out;

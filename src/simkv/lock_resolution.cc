@@ -8,10 +8,6 @@ namespace sluice::simkv {
 
 namespace {
 
-bool TtlExpired(Ts lock_ts, uint64_t ttl_ms, Ts current_ts) {
-  return tso::Physical(lock_ts) + static_cast<int64_t>(ttl_ms) < tso::Physical(current_ts);
-}
-
 // How many times the check re-reads after the writer moved under it.
 constexpr int kMaxCheckRounds = 4;
 
@@ -41,7 +37,7 @@ TxnResult<TxnStatusAnswer> CheckTxnStatus(MvccStore& store, std::string_view pri
       case TxnState::Kind::kRolledBack:
         return answer;
       case TxnState::Kind::kLocked:
-        if (!TtlExpired(lock_ts, state.lock->ttl_ms, current_ts)) {
+        if (!tso::TtlExpired(lock_ts, state.lock->ttl_ms, current_ts)) {
           answer.lock_ttl_ms = std::max<uint64_t>(state.lock->ttl_ms, 1);
           answer.lock = std::move(state.lock);
           return answer;
