@@ -1,11 +1,13 @@
 // The whole changefeed data path, end to end: simkv (an in-process
 // SimCluster with the TiDB-like workload, inserts only, narrow tables, no
 // DDL) -> incremental scan / live stream -> puller -> event store -> event
-// service -> dispatchers -> sink, wired by the test driver
-// (tests/datapath/datapath_driver.h).
+// service -> dispatchers -> sink, on the shipping node (src/node: the real
+// maintainer host, maintainer, dispatcher orchestrator and changefeed path;
+// tests/datapath/changefeed_runner.h plays the coordinator). The sink is the
+// one the path opens from `blackhole://` or the MariaDB URI.
 //
 //  catchup: N transactions are committed first; the path starts from a ts
-//    before them. The clock runs from DataPathDriver::Start until the sink
+//    before them. The clock runs from ChangefeedRunner::Start until the sink
 //    has flushed every row. No row reaches the sink before the incremental
 //    scan is stored and resolved (`first_row_s`); `deliver_mib_per_s` is the
 //    rate after that (event store -> event service -> dispatchers -> sink).
@@ -49,6 +51,14 @@
 namespace sluice::bench {
 namespace {
 
+// The blackhole sink a run's changefeed opened (an empty one if it has not
+// opened one).
+const sink::BlackholeSink& Blackhole(const MeteredSink& metered) {
+  static const sink::BlackholeSink kNone;
+  const auto* b = dynamic_cast<const sink::BlackholeSink*>(metered.inner());
+  return b != nullptr ? *b : kNone;
+}
+
 constexpr double kMiB = 1024.0 * 1024.0;
 
 struct Rates {
@@ -80,11 +90,10 @@ Status RunCatchup(const Args& args, const std::string& dir, Rates* rates) {
   txns.clear();
   ASSIGN_OR_RETURN(Ts end, cluster->pd().GetTs());
 
-  sink::BlackholeSink blackhole;
-  MeteredSink metered(&blackhole, false);
+  MeteredSink metered(false);
   CpuSnapshot cpu0 = CpuSnapshot::Now();
   auto start = SteadyClock::now();
-  ASSIGN_OR_RETURN(auto path, cluster->StartPath(&metered, cluster->start_ts()));
+  ASSIGN_OR_RETURN(auto path, cluster->StartPath("blackhole://", &metered, cluster->start_ts()));
   RETURN_IF_ERROR(metered.WaitRows(rows, cluster->timeout()));
   const double seconds = SecondsSince(start);
   CpuUse cpu = CpuSince(cpu0);
@@ -99,11 +108,12 @@ Status RunCatchup(const Args& args, const std::string& dir, Rates* rates) {
   metered.Close();
   rates->catchup_rows_per_s = static_cast<double>(rows) / seconds;
   PrintThroughput(
-      "datapath_catchup", rows, blackhole.events(), blackhole.bytes(), seconds, cpu,
+      "datapath_catchup", rows, Blackhole(metered).events(), Blackhole(metered).bytes(), seconds,
+      cpu,
       fmt::format("first_row_s={:.2f} deliver_mib_per_s={:.1f} checkpoint_s={:.2f} "
                   "simkv_apply_rows_per_s={:.0f}",
                   first_row_s,
-                  static_cast<double>(blackhole.bytes()) / kMiB / (seconds - first_row_s),
+                  static_cast<double>(Blackhole(metered).bytes()) / kMiB / (seconds - first_row_s),
                   checkpoint_s, static_cast<double>(rows) / apply_s));
   return Status::Ok();
 }
@@ -112,9 +122,8 @@ Status RunLive(const Args& args, const std::string& dir, Rates* rates) {
   ASSIGN_OR_RETURN(auto cluster, BenchCluster::Start(args, 2, dir + "/live"));
   uint64_t rows = 0;
   ASSIGN_OR_RETURN(std::vector<simkv::PreparedTxn> txns, cluster->Pregenerate(args.txns, &rows));
-  sink::BlackholeSink blackhole;
-  MeteredSink metered(&blackhole, false);
-  ASSIGN_OR_RETURN(auto path, cluster->StartPath(&metered, cluster->start_ts()));
+  MeteredSink metered(false);
+  ASSIGN_OR_RETURN(auto path, cluster->StartPath("blackhole://", &metered, cluster->start_ts()));
   RETURN_IF_ERROR(cluster->WaitUp(*path));
 
   CpuSnapshot cpu0 = CpuSnapshot::Now();
@@ -136,7 +145,7 @@ Status RunLive(const Args& args, const std::string& dir, Rates* rates) {
   metered.Close();
   rates->live_rows_per_s = static_cast<double>(rows) / seconds;
   PrintThroughput(
-      "datapath_live", rows, blackhole.events(), blackhole.bytes(), seconds, cpu,
+      "datapath_live", rows, Blackhole(metered).events(), Blackhole(metered).bytes(), seconds, cpu,
       fmt::format("apply_s={:.2f} writer_cpu_s={:.2f}", apply_s.load(), writer_cpu_s.load()));
   return Status::Ok();
 }
@@ -183,9 +192,8 @@ Status RunLag(const Args& args, const std::string& dir, const Rates& rates) {
     rate = best * args.lag_fraction;
   }
   ASSIGN_OR_RETURN(auto cluster, BenchCluster::Start(args, 3, dir + "/lag"));
-  sink::BlackholeSink blackhole;
-  MeteredSink metered(&blackhole, false);
-  ASSIGN_OR_RETURN(auto path, cluster->StartPath(&metered, cluster->start_ts()));
+  MeteredSink metered(false);
+  ASSIGN_OR_RETURN(auto path, cluster->StartPath("blackhole://", &metered, cluster->start_ts()));
   RETURN_IF_ERROR(cluster->WaitUp(*path));
 
   std::atomic<uint64_t> committed{0};

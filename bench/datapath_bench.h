@@ -15,7 +15,7 @@
 
 #include "common/status.h"
 #include "common/thread_annotations.h"
-#include "datapath/datapath_driver.h"
+#include "datapath/changefeed_runner.h"
 #include "event/events.h"
 #include "logpuller/puller_test_util.h"
 #include "simkv/workload.h"
@@ -96,22 +96,40 @@ Status PinProcess(pid_t pid, int cpu);
 // A fresh copy of an event's data (no PostFlush callbacks, not flushed).
 event::DmlEventPtr CopyEvent(const event::DmlEvent& e);
 
-// Forwards everything to `inner` and meters what the inner sink flushes:
-// rows and events flushed, the time of the first and last flush, optionally
-// the lag of every event (wall time at PostFlush minus the physical part of
-// its commit ts) and copies of the events added (capture). Thread-safe.
+// Forwards everything to an inner sink and meters what it flushes: rows and
+// events flushed, the time of the first and last flush, optionally the lag
+// of every event (wall time at PostFlush minus the physical part of its
+// commit ts) and copies of the events added (capture). The inner sink is
+// borrowed (the constructor's) or owned (Attach()ed when a changefeed path
+// opens it, see BenchCluster::StartPath). Close() is forwarded once.
+// Thread-safe once the inner sink is set.
 class MeteredSink final : public sink::Sink {
  public:
   MeteredSink(sink::Sink* inner, bool capture) : inner_(inner), capture_(capture) {}
+  explicit MeteredSink(bool capture) : capture_(capture) {}
 
-  std::string_view scheme() const override { return inner_->scheme(); }
+  // Takes `inner` as the sink to forward to; call before any other method.
+  void Attach(std::unique_ptr<sink::Sink> inner) {
+    owned_ = std::move(inner);
+    inner_.store(owned_.get(), std::memory_order_release);
+  }
+  // The inner sink; null until attached.
+  sink::Sink* inner() const { return inner_.load(std::memory_order_acquire); }
+
+  std::string_view scheme() const override { return inner()->scheme(); }
   void AddDmlEvent(event::DmlEventPtr event) override;
   Status WriteBlockEvent(const event::DdlEvent& ddl) override {
-    return inner_->WriteBlockEvent(ddl);
+    return inner()->WriteBlockEvent(ddl);
   }
-  void AddCheckpointTs(Ts ts) override { inner_->AddCheckpointTs(ts); }
-  Status status() const override { return inner_->status(); }
-  void Close() override { inner_->Close(); }
+  Result<std::vector<sink::TableRecovery>> GetTableRecoveryInfo(
+      const std::vector<int64_t>& table_ids, const std::vector<Ts>& start_ts) override {
+    return inner()->GetTableRecoveryInfo(table_ids, start_ts);
+  }
+  void AddCheckpointTs(Ts ts) override { inner()->AddCheckpointTs(ts); }
+  Status status() const override { return inner()->status(); }
+  void Close() override {
+    if (inner() != nullptr && !closed_.exchange(true)) inner()->Close();
+  }
 
   // Waits until `rows` rows are flushed; Timeout otherwise, or the inner
   // sink's error.
@@ -132,8 +150,10 @@ class MeteredSink final : public sink::Sink {
  private:
   void Flushed(size_t rows, Ts commit_ts) EXCLUDES(mu_);
 
-  sink::Sink* const inner_;
+  std::unique_ptr<sink::Sink> owned_;
+  std::atomic<sink::Sink*> inner_{nullptr};
   const bool capture_;
+  std::atomic<bool> closed_{false};
   std::atomic<bool> record_lag_{false};
   std::atomic<uint64_t> rows_{0};
   std::atomic<uint64_t> events_{0};
@@ -157,10 +177,13 @@ class BenchCluster {
                                                      const std::string& dir);
   ~BenchCluster();
 
-  // A new data path from `start` into `sink`, with its own data directory.
-  Result<std::unique_ptr<testing::DataPathDriver>> StartPath(sink::Sink* sink, Ts start);
-  // Waits until a path's checkpoint passes the current TSO (the path runs).
-  Status WaitUp(testing::DataPathDriver& path);
+  // A changefeed from `start` into `sink_uri` on the shipping node, with its
+  // own data directory; the sink the path opens is attached to `metered`,
+  // which must outlive the runner.
+  Result<std::unique_ptr<testing::ChangefeedRunner>> StartPath(const std::string& sink_uri,
+                                                               MeteredSink* metered, Ts start);
+  // Waits until a changefeed's checkpoint passes the current TSO (it runs).
+  Status WaitUp(testing::ChangefeedRunner& path);
 
   simkv::Workload& workload() { return *workload_; }
   pd::PdClient& pd() { return *env_->pd; }

@@ -9,10 +9,15 @@
 //    INSERT per table (so one, but where a batch crosses into the next
 //    table); COMMIT (values formatted with the sink's literal functions,
 //    inside the timing). The connections are opened before the clock starts.
-//  - mysql_sink: the captured events fed to a MysqlSink (worker-count=W,
-//    max-txn-row=B) from one thread, timed until every event is flushed.
-//  - mysql_datapath: the whole path from simkv into a MysqlSink, timed from
-//    DataPathDriver::Start until every row is flushed.
+//  - mysql_sink: the captured events fed from one thread to the sink the
+//    path opens for the server's URI with worker-count=W and max-txn-row=B,
+//    timed until every event is flushed. The rows are older than the sink's
+//    start, so it writes them in safe mode (REPLACE), as TiCDC does and as
+//    the path's sink does.
+//  - mysql_datapath: the whole path from simkv into MariaDB on the shipping
+//    node (real maintainer, orchestrator and changefeed path, which opens
+//    the sink from the URI), timed from ChangefeedRunner::Start until every
+//    row is flushed.
 // The three runs repeat --mysql-rounds times in turn; the summary gives the
 // medians of the rates and of each round's ratios to its baseline. Each line
 // also gives the server's CPU over the run (`server_cpu_s`, from /proc when
@@ -50,6 +55,7 @@
 #include "common/clock.h"
 #include "common/lifecycle.h"
 #include "datapath_bench.h"
+#include "node/sink_opener.h"
 #include "simkv/sql_render.h"
 #include "sink/blackhole/blackhole_sink.h"
 #include "sink/mysql/mysql_conn.h"
@@ -134,6 +140,14 @@ Result<uint64_t> GlobalStatus(MYSQL* m, std::string_view name) {
   ASSIGN_OR_RETURN(std::string value,
                    QueryValue(m, fmt::format("SHOW GLOBAL STATUS LIKE '{}'", name), 1));
   return std::strtoull(value.c_str(), nullptr, 10);
+}
+
+// INSERT and REPLACE statements the server ran so far (safe mode writes
+// REPLACE).
+Result<uint64_t> WriteStatements(MYSQL* m) {
+  ASSIGN_OR_RETURN(uint64_t inserts, GlobalStatus(m, "Com_insert"));
+  ASSIGN_OR_RETURN(uint64_t replaces, GlobalStatus(m, "Com_replace"));
+  return inserts + replaces;
 }
 
 // The server's pid, read through its pid file; 0 when the server is not
@@ -282,7 +296,7 @@ struct RunResult {
   double cpu_s = 0;
   uint64_t batches = 0;      // Downstream transactions.
   double first_row_s = 0;    // Until the first row was written (sink runs).
-  uint64_t inserts = 0;      // INSERT statements the server ran (Com_insert).
+  uint64_t inserts = 0;      // INSERT and REPLACE statements the server ran.
   double server_cpu_s = -1;  // The server's CPU over the run (-1: unknown).
   double simkv_cpu_s = 0;    // simkv's threads' CPU over the run (path runs).
 };
@@ -376,49 +390,55 @@ Result<RunResult> RunBaseline(const sink::SinkUri& uri, const Args& args,
   return r;
 }
 
-Result<std::unique_ptr<sink::MysqlSink>> NewSink(const sink::SinkUri& base, const Args& args,
-                                                 Ts start) {
-  sink::SinkUri uri = base;
-  uri.params["worker-count"] = std::to_string(args.mysql_workers);
-  uri.params["max-txn-row"] = std::to_string(args.mysql_batch);
-  sink::MysqlSinkOptions o;
-  o.changefeed_id = "default/datapath-bench";
-  o.start_ts = start;
-  o.replicating_ts = start;  // Every row is new: no safe mode.
-  o.clock = Clock::Real();
-  return sink::MysqlSink::Create(uri, o);
+// The sink URI of the sink and path runs: the server's, with
+// worker-count=W and max-txn-row=B.
+std::string SinkUriFor(const std::string& server, const Args& args) {
+  return fmt::format("{}{}worker-count={}&max-txn-row={}", server,
+                     server.find('?') == std::string::npos ? "?" : "&", args.mysql_workers,
+                     args.mysql_batch);
 }
 
-Result<RunResult> RunSink(const sink::SinkUri& uri, const Args& args,
+// The MySQL sink's downstream transactions so far; 0 if `sink` is not one.
+uint64_t BatchesWritten(const sink::Sink* sink) {
+  const auto* mysql = dynamic_cast<const sink::MysqlSink*>(sink);
+  return mysql == nullptr ? 0 : mysql->stats().batches_written;
+}
+
+// The captured events fed to the sink the changefeed path would open for
+// the same URI (node::OpenSink), from one thread. Its rows are older than
+// the sink's start, so it writes them in safe mode as the path's does.
+Result<RunResult> RunSink(const std::string& sink_uri, const Args& args,
                           const std::vector<event::DmlEventPtr>& captured, uint64_t rows,
                           Ts start) {
   std::vector<event::DmlEventPtr> events;
   for (const event::DmlEventPtr& e : captured) events.push_back(CopyEvent(*e));
-  ASSIGN_OR_RETURN(auto mysql, NewSink(uri, args, start));
+  node::SinkOpenOptions o;
+  o.sink_uri = sink_uri;
+  o.changefeed_id = "default/datapath-bench-sink";
+  o.start_ts = start;
+  ASSIGN_OR_RETURN(std::unique_ptr<sink::Sink> mysql, node::OpenSink(o));
   MeteredSink metered(mysql.get(), false);
   CpuSnapshot cpu0 = CpuSnapshot::Now();
   auto begin = SteadyClock::now();
   for (event::DmlEventPtr& e : events) metered.AddDmlEvent(std::move(e));
   Status s = metered.WaitRows(rows, std::chrono::seconds(args.timeout_s));
-  RunResult r{SecondsSince(begin), CpuSince(cpu0).total_s, mysql->stats().batches_written,
+  RunResult r{SecondsSince(begin), CpuSince(cpu0).total_s, BatchesWritten(mysql.get()),
               std::chrono::duration<double>(metered.first_flush() - begin).count()};
   metered.Close();
   RETURN_IF_ERROR(s);
   return r;
 }
 
-Result<RunResult> RunDatapath(BenchCluster& cluster, const sink::SinkUri& uri, const Args& args,
-                              uint64_t rows) {
-  ASSIGN_OR_RETURN(auto mysql, NewSink(uri, args, cluster.start_ts()));
-  MeteredSink metered(mysql.get(), false);
+Result<RunResult> RunDatapath(BenchCluster& cluster, const std::string& sink_uri, uint64_t rows) {
+  MeteredSink metered(false);
   CpuSnapshot cpu0 = CpuSnapshot::Now();
   auto begin = SteadyClock::now();
-  Result<std::unique_ptr<testing::DataPathDriver>> path =
-      cluster.StartPath(&metered, cluster.start_ts());
+  Result<std::unique_ptr<testing::ChangefeedRunner>> path =
+      cluster.StartPath(sink_uri, &metered, cluster.start_ts());
   Status s = path.status();
   if (s.ok()) s = metered.WaitRows(rows, cluster.timeout());
   CpuUse cpu = CpuSince(cpu0);
-  RunResult r{SecondsSince(begin), cpu.total_s, mysql->stats().batches_written,
+  RunResult r{SecondsSince(begin), cpu.total_s, BatchesWritten(metered.inner()),
               std::chrono::duration<double>(metered.first_flush() - begin).count()};
   r.simkv_cpu_s = cpu.simkv_s;
   std::printf("# mysql_datapath cpu seconds by thread: %s\n", cpu.by_thread.c_str());
@@ -440,13 +460,13 @@ struct Captured {
 };
 
 Result<Captured> Capture(BenchCluster& cluster, uint64_t rows) {
-  sink::BlackholeSink blackhole;
-  MeteredSink capture(&blackhole, true);
-  ASSIGN_OR_RETURN(auto path, cluster.StartPath(&capture, cluster.start_ts()));
+  MeteredSink capture(true);
+  ASSIGN_OR_RETURN(auto path, cluster.StartPath("blackhole://", &capture, cluster.start_ts()));
   Status s = capture.WaitRows(rows, cluster.timeout());
   path->Stop();
   RETURN_IF_ERROR(s);
-  return Captured{capture.TakeCaptured(), blackhole.bytes()};
+  const auto* blackhole = dynamic_cast<const sink::BlackholeSink*>(capture.inner());
+  return Captured{capture.TakeCaptured(), blackhole == nullptr ? 0 : blackhole->bytes()};
 }
 
 void Print(const char* name, int round, uint64_t rows, uint64_t bytes, const RunResult& r,
@@ -474,6 +494,7 @@ Status RunMysql(const Args& args, const std::string& dir) {
     return Status::Ok();
   }
   ASSIGN_OR_RETURN(sink::SinkUri uri, sink::SinkUri::Parse(env));
+  const std::string sink_uri = SinkUriFor(env, args);
   ASSIGN_OR_RETURN(auto cluster, BenchCluster::Start(args, 4, dir + "/mysql"));
   uint64_t rows = 0;
   ASSIGN_OR_RETURN(std::vector<simkv::PreparedTxn> txns,
@@ -497,13 +518,13 @@ Status RunMysql(const Args& args, const std::string& dir) {
                      const std::function<Result<RunResult>()>& run) -> Result<RunResult> {
     ASSIGN_OR_RETURN(double quiesce_s, Quiesce(admin.get(), server_pid, std::chrono::seconds(60)));
     std::printf("# %s: the server was quiet after %.2f s\n", what, quiesce_s);
-    ASSIGN_OR_RETURN(uint64_t before, GlobalStatus(admin.get(), "Com_insert"));
+    ASSIGN_OR_RETURN(uint64_t before, WriteStatements(admin.get()));
     const double server_before = ProcessCpuSeconds(server_pid);
     ASSIGN_OR_RETURN(RunResult r, run());
     const double server_after = ProcessCpuSeconds(server_pid);
     if (args.pin)
       std::printf("# %s threads: %s\n", what, PinReport(kPathCpu, pinning.simkv_cpu()).c_str());
-    ASSIGN_OR_RETURN(uint64_t after, GlobalStatus(admin.get(), "Com_insert"));
+    ASSIGN_OR_RETURN(uint64_t after, WriteStatements(admin.get()));
     r.inserts = after - before;
     if (server_before >= 0 && server_after >= 0) r.server_cpu_s = server_after - server_before;
     ASSIGN_OR_RETURN(uint64_t n, CountRows(admin.get(), tables));
@@ -521,11 +542,11 @@ Status RunMysql(const Args& args, const std::string& dir) {
     const double base_rate = n / base.seconds;
     Print("mysql_baseline", round, rows, bytes, base, 0, args);
     ASSIGN_OR_RETURN(RunResult direct, measure("sink", [&] {
-                       return RunSink(uri, args, events, rows, cluster->start_ts());
+                       return RunSink(sink_uri, args, events, rows, cluster->start_ts());
                      }));
     Print("mysql_sink", round, rows, bytes, direct, base_rate, args);
     ASSIGN_OR_RETURN(RunResult path,
-                     measure("datapath", [&] { return RunDatapath(*cluster, uri, args, rows); }));
+                     measure("datapath", [&] { return RunDatapath(*cluster, sink_uri, rows); }));
     // Pinned, the path cannot beat the baseline's time over the work of
     // its busier core (the ratio if that core never idled). Threads that
     // ended within the run count on the path's core, whatever their kind.

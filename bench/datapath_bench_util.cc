@@ -16,6 +16,7 @@
 #include "common/memcomparable.h"
 #include "common/tso.h"
 #include "datapath_bench.h"
+#include "node/sink_opener.h"
 
 namespace sluice::bench {
 
@@ -196,7 +197,7 @@ void MeteredSink::AddDmlEvent(event::DmlEventPtr event) {
   size_t rows = event->rows.size();
   Ts commit_ts = event->commit_ts;
   event->AddPostFlush([this, rows, commit_ts] { Flushed(rows, commit_ts); });
-  inner_->AddDmlEvent(std::move(event));
+  inner()->AddDmlEvent(std::move(event));
 }
 
 void MeteredSink::Flushed(size_t rows, Ts commit_ts) {
@@ -228,7 +229,7 @@ Status MeteredSink::WaitRows(uint64_t rows, std::chrono::seconds timeout) {
   const auto deadline = SteadyClock::now() + timeout;
   while (true) {
     if (rows_.load() >= rows) return Status::Ok();
-    RETURN_IF_ERROR(inner_->status());
+    if (sink::Sink* inner = this->inner(); inner != nullptr) RETURN_IF_ERROR(inner->status());
     if (SteadyClock::now() >= deadline) {
       return Timeout(fmt::format("{} of {} rows flushed", rows_.load(), rows));
     }
@@ -316,20 +317,53 @@ Status BenchCluster::SplitTables() {
   return Status::Ok();
 }
 
-Result<std::unique_ptr<testing::DataPathDriver>> BenchCluster::StartPath(sink::Sink* sink,
-                                                                         Ts start) {
-  testing::DataPathOptions o;
+namespace {
+
+// The path's handle on a bench-owned MeteredSink: the path closes it when
+// it stops; the bench reads the meter after.
+class MeterRef final : public sink::Sink {
+ public:
+  explicit MeterRef(MeteredSink* meter) : meter_(meter) {}
+  std::string_view scheme() const override { return meter_->scheme(); }
+  void AddDmlEvent(event::DmlEventPtr event) override { meter_->AddDmlEvent(std::move(event)); }
+  Status WriteBlockEvent(const event::DdlEvent& ddl) override {
+    return meter_->WriteBlockEvent(ddl);
+  }
+  Result<std::vector<sink::TableRecovery>> GetTableRecoveryInfo(
+      const std::vector<int64_t>& table_ids, const std::vector<Ts>& start_ts) override {
+    return meter_->GetTableRecoveryInfo(table_ids, start_ts);
+  }
+  void AddCheckpointTs(Ts ts) override { meter_->AddCheckpointTs(ts); }
+  Status status() const override { return meter_->status(); }
+  void Close() override { meter_->Close(); }
+
+ private:
+  MeteredSink* const meter_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<testing::ChangefeedRunner>> BenchCluster::StartPath(
+    const std::string& sink_uri, MeteredSink* metered, Ts start) {
+  testing::RunnerOptions o;
   o.data_dir = fmt::format("{}/path-{}", dir_, ++paths_);
+  o.changefeed = fmt::format("default/datapath-bench-{}", paths_);
+  o.sink_uri = sink_uri;
   o.start_ts = start;
   o.pd = env_->pd.get();
   o.cache = env_->cache.get();
   o.puller = env_->client.get();
-  o.sink = sink;
   o.memory_budget = memory_budget_;
-  return testing::DataPathDriver::Start(o);
+  o.open_sink =
+      [metered](const node::SinkOpenOptions& options) -> Result<std::unique_ptr<sink::Sink>> {
+    ASSIGN_OR_RETURN(std::unique_ptr<sink::Sink> opened, node::OpenSink(options));
+    metered->Attach(std::move(opened));
+    return std::unique_ptr<sink::Sink>(new MeterRef(metered));
+  };
+  return testing::ChangefeedRunner::Start(std::move(o));
 }
 
-Status BenchCluster::WaitUp(testing::DataPathDriver& path) {
+Status BenchCluster::WaitUp(testing::ChangefeedRunner& path) {
   ASSIGN_OR_RETURN(Ts now, env_->pd->GetTs());
   return path.WaitCheckpoint(now, timeout_);
 }

@@ -28,8 +28,8 @@ set(SLUICE_UNITY_SOLO
     src/meta/meta_client_test.cc
     src/pd/region_cache_test.cc
     src/schemastore/schema_store_test.cc
-    src/server/wire.cc
-    src/server/wire_test.cc
+    src/node/wire.cc
+    src/node/wire_test.cc
     src/simkv/cdc_errors_test.cc
     src/simkv/cdc_resolved_ts_test.cc
     src/simkv/cdc_scan_test.cc

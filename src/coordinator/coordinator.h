@@ -88,7 +88,7 @@ struct CoordinatorStats {
   Ts gc_safepoint;
 };
 
-class Coordinator {
+class Coordinator final : public MaintainerStatusListener {
  public:
   // Loads every changefeed from the metastore; running ones are placed with
   // new epochs by the next Tick(). A corrupt changefeed is skipped (logged).
@@ -117,7 +117,8 @@ class Coordinator {
   Result<ChangefeedView> GetChangefeed(const meta::ChangefeedId& id) const EXCLUDES(mu_);
 
   // A status from the maintainer manager of `node`.
-  void OnMaintainerStatus(const NodeId& node, const MaintainerStatus& status) EXCLUDES(mu_);
+  void OnMaintainerStatus(const NodeId& node, const MaintainerStatus& status) override
+      EXCLUDES(mu_);
   // `node` left: its maintainers move to other nodes with new epochs.
   void OnNodeRemoved(const NodeId& node) EXCLUDES(mu_);
   // Places unplaced running changefeeds (and those due for a retry), moves

@@ -81,4 +81,12 @@ struct MaintainerStatus {
   bool bootstrap_done = false;
 };
 
+// Where a node's maintainer manager reports its maintainers' statuses (the
+// coordinator). Called from the manager's thread; must not block.
+class MaintainerStatusListener {
+ public:
+  virtual ~MaintainerStatusListener() = default;
+  virtual void OnMaintainerStatus(const NodeId& node, const MaintainerStatus& status) = 0;
+};
+
 }  // namespace sluice::coordinator

@@ -147,40 +147,17 @@ Status Server::InitUpstream() {
 }
 
 Status Server::InitNode() {
-  PathDeps deps;
-  deps.pd = pd_.get();
-  deps.cache = cache_.get();
-  deps.puller = puller_.get();
-  deps.data_dir = PathsDir();
-  deps.advance_interval = options_.puller.advance_interval;
-  deps.clock = options_.clock;
-  registry_ = std::make_unique<PathRegistry>(deps);
-  provider_ = std::make_unique<PathFactoryProvider>(
-      registry_.get(), [this](const std::string& id) { return LookupChangefeed(id); });
-  orchestrator_ = std::make_unique<dispatchermanager::DispatcherOrchestrator>(provider_.get());
-  messaging::MessageCenterOptions center_options;
-  center_options.self = id_;
-  center_options.clock = options_.clock;
-  center_ = std::make_unique<messaging::MessageCenterImpl>(center_options);
-  RETURN_IF_ERROR(center_->Start());
-  NodeControlOptions control_options;
-  control_options.center = center_.get();
-  control_options.orchestrator = orchestrator_.get();
-  control_options.registry = registry_.get();
-  control_options.clock = options_.clock;
-  control_ = std::make_unique<NodeControl>(control_options);
-  MaintainerHostOptions host_options;
-  host_options.self = id_;
-  host_options.center = center_.get();
-  host_options.clock = options_.clock;
-  host_options.registry = registry_.get();
-  host_options.orchestrator = orchestrator_.get();
-  host_ = std::make_unique<MaintainerHost>(host_options);
-  NodeControl* control = control_.get();
-  registry_->SetBlockStatusListener(
-      [control](const std::string& cf, const dispatcher::BlockStatus& s) {
-        control->OnBlockStatus(cf, s);
-      });
+  node::NodeOptions o;
+  o.self = id_;
+  o.deps.pd = pd_.get();
+  o.deps.cache = cache_.get();
+  o.deps.puller = puller_.get();
+  o.deps.data_dir = PathsDir();
+  o.deps.advance_interval = options_.puller.advance_interval;
+  o.deps.clock = options_.clock;
+  o.lookup = [this](const std::string& id) { return LookupChangefeed(id); };
+  o.clock = options_.clock;
+  ASSIGN_OR_RETURN(node_, node::Node::Create(std::move(o)));
   return Status::Ok();
 }
 
@@ -191,7 +168,7 @@ Status Server::InitCoordinator() {
   coordinator::CoordinatorOptions co;
   co.clock = options_.clock;
   co.meta = meta_.get();
-  co.maintainers = host_.get();
+  co.maintainers = node_->host();
   co.nodes = cluster_.get();
   co.tso = tso_.get();
   co.gc_updater = gc_.get();
@@ -200,9 +177,7 @@ Status Server::InitCoordinator() {
   co.backoff_initial = options_.backoff_initial;
   co.backoff_max = options_.backoff_max;
   ASSIGN_OR_RETURN(coordinator_, coordinator::Coordinator::Open(co));
-  host_->SetCoordinator(coordinator_.get());
-  RETURN_IF_ERROR(host_->Start());
-  RETURN_IF_ERROR(control_->Start());
+  RETURN_IF_ERROR(node_->Start(coordinator_.get()));
   ticker_.Start("coord-tick", [this](const StopToken& token) {
     while (!token.cancelled()) {
       coordinator_->Tick();
@@ -251,23 +226,13 @@ void Server::Stop() {
   LOG_INFO("server stopping; id={}", id_.value());
   if (api_ != nullptr) api_->Stop();
   ticker_.Stop();
-  // The maintainers report their checkpoints a last time; the coordinator
-  // persists them.
-  if (control_ != nullptr) control_->Stop();
-  if (host_ != nullptr) host_->Stop();
-  if (center_ != nullptr) center_->Stop();
-  if (provider_ != nullptr) provider_->Shutdown();
-  // Dropping the managers closes the dispatchers, then each data path
-  // flushes and closes its sink.
-  orchestrator_.reset();
-  control_.reset();
-  host_.reset();
-  center_.reset();
+  // The maintainers report their checkpoints a last time (the coordinator
+  // persists them), then the data paths flush and close their sinks.
+  if (node_ != nullptr) node_->Stop();
   coordinator_.reset();
   if (meta_ != nullptr) (void)meta_->DeregisterCapture(id_);
   if (puller_ != nullptr) puller_->Stop();
-  registry_.reset();
-  provider_.reset();
+  node_.reset();
   puller_.reset();
   cache_.reset();
   if (pd_ != nullptr) pd_->Stop();

@@ -23,17 +23,12 @@
 #include "common/status.h"
 #include "coordinator/coordinator.h"
 #include "coordinator/pd_adapters.h"
-#include "dispatchermanager/dispatcher_orchestrator.h"
 #include "logpuller/subscription_client.h"
-#include "messaging/message_center_impl.h"
 #include "meta/embedded_store.h"
 #include "meta/meta_client.h"
+#include "node/node.h"
 #include "pd/pd_client.h"
 #include "pd/region_cache.h"
-#include "server/changefeed_path.h"
-#include "server/dispatcher_factory_impl.h"
-#include "server/maintainer_host.h"
-#include "server/node_control.h"
 #include "server/puller_config.h"
 
 namespace sluice::api {
@@ -85,7 +80,7 @@ class Server {
   Status LockDataDir();      // Creates and locks the data dir; clears the path cache.
   Status InitMeta();         // The metadata store and this node's lease.
   Status InitUpstream();     // PD client, region cache, log puller.
-  Status InitNode();         // Paths, dispatcher orchestrator, messages, maintainer host.
+  Status InitNode();         // The node's data plane and control endpoints.
   Status InitCoordinator();  // The coordinator and its ticker.
   Status StartApi();
   Status RegisterCapture();  // This node's capture info, on its lease.
@@ -100,12 +95,7 @@ class Server {
   std::unique_ptr<meta::EmbeddedMetaStore> store_;
   std::unique_ptr<meta::MetaClient> meta_;
   meta::LeaseId lease_;
-  std::unique_ptr<PathRegistry> registry_;
-  std::unique_ptr<PathFactoryProvider> provider_;
-  std::unique_ptr<dispatchermanager::DispatcherOrchestrator> orchestrator_;
-  std::unique_ptr<messaging::MessageCenterImpl> center_;
-  std::unique_ptr<NodeControl> control_;
-  std::unique_ptr<MaintainerHost> host_;
+  std::unique_ptr<node::Node> node_;
   std::unique_ptr<coordinator::PdTsoSource> tso_;
   std::unique_ptr<coordinator::PdGcSafepointUpdater> gc_;
   std::unique_ptr<Cluster> cluster_;

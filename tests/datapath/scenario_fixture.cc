@@ -12,11 +12,9 @@
 
 #include "checker/expected.h"
 #include "checker/mysql_reader.h"
-#include "common/clock.h"
 #include "logpuller/puller_workload.h"
 #include "simkv/sql_render.h"
 #include "simkv/workload_test_util.h"
-#include "sink/mysql/mysql_sink.h"
 #include "sink/sink_uri.h"
 
 namespace sluice::testing {
@@ -104,31 +102,21 @@ Status DataPathScenario::PrepareMysql(const std::string& uri) {
   return checker::ExecSql(uri, sql);
 }
 
-Result<std::unique_ptr<sink::Sink>> DataPathScenario::MysqlSink(const std::string& uri,
-                                                                Ts start) const {
-  ASSIGN_OR_RETURN(sink::SinkUri u, sink::SinkUri::Parse(uri));
-  sink::MysqlSinkOptions o;
-  o.changefeed_id = changefeed_id_;
-  o.start_ts = start;
-  o.clock = Clock::Real();
-  ASSIGN_OR_RETURN(auto s, sink::MysqlSink::Create(u, o));
-  return std::unique_ptr<sink::Sink>(std::move(s));
-}
-
-Result<std::unique_ptr<DataPathDriver>> DataPathScenario::StartPath(
-    sink::Sink* sink, Ts start, std::shared_ptr<rocksdb::Env> store_env) {
-  DataPathOptions o;
+Result<std::unique_ptr<ChangefeedRunner>> DataPathScenario::StartPath(
+    const std::string& sink_uri, Ts start, std::shared_ptr<rocksdb::Env> store_env) {
+  RunnerOptions o;
   if (store_env != nullptr) {
     o.store_env = std::move(store_env);
     o.store_memtable_bytes = 256 << 10;  // Flushes, and so disk writes, come often.
   }
   o.data_dir = dir_;
+  o.changefeed = changefeed_id_;
+  o.sink_uri = sink_uri;
   o.start_ts = start;
   o.pd = env_->pd.get();
   o.cache = env_->cache.get();
   o.puller = env_->client.get();
-  o.sink = sink;
-  return DataPathDriver::Start(o);
+  return ChangefeedRunner::Start(std::move(o));
 }
 
 void DataPathScenario::RunWorkload(int steps, const std::function<void()>& mid, bool faults) {
@@ -150,7 +138,8 @@ void DataPathScenario::RunWorkload(int steps, const std::function<void()>& mid, 
   ASSERT_TRUE(workload_->CommitLongTxns().ok());
 }
 
-Result<Ts> DataPathScenario::WaitCaughtUp(DataPathDriver& path, std::chrono::milliseconds timeout) {
+Result<Ts> DataPathScenario::WaitCaughtUp(ChangefeedRunner& path,
+                                          std::chrono::milliseconds timeout) {
   ASSIGN_OR_RETURN(Ts now, env_->pd->GetTs());
   RETURN_IF_ERROR(path.WaitCheckpoint(now, timeout));
   return path.checkpoint();

@@ -21,10 +21,9 @@
 #include "checker/table_state.h"
 #include "common/status.h"
 #include "common/strong_id.h"
-#include "datapath/datapath_driver.h"
+#include "datapath/changefeed_runner.h"
 #include "logpuller/puller_test_util.h"
 #include "simkv/workload.h"
-#include "sink/sink.h"
 
 namespace sluice::testing {
 
@@ -45,11 +44,12 @@ class DataPathScenario {
   // Drops the workload database downstream and creates the tables as they
   // are at the start ts, as a user loads them before a changefeed starts.
   Status PrepareMysql(const std::string& uri);
-  Result<std::unique_ptr<sink::Sink>> MysqlSink(const std::string& uri, Ts start) const;
-  // `store_env`: the event store's RocksDB environment (null: the default);
-  // with one, the store also flushes often so that its disk is used.
-  Result<std::unique_ptr<DataPathDriver>> StartPath(sink::Sink* sink, Ts start,
-                                                    std::shared_ptr<rocksdb::Env> store_env = {});
+  // Runs the scenario's changefeed from `start` into `sink_uri` on the
+  // shipping node. `store_env`: the event store's RocksDB environment (null:
+  // the default); with one, the store also flushes often so that its disk
+  // is used.
+  Result<std::unique_ptr<ChangefeedRunner>> StartPath(const std::string& sink_uri, Ts start,
+                                                      std::shared_ptr<rocksdb::Env> store_env = {});
   // Runs `steps` workload steps, with faults alongside when `faults`; `mid`
   // (if set) runs once halfway. Heals the cluster and commits long
   // transactions at the end.
@@ -57,7 +57,7 @@ class DataPathScenario {
   // Waits until `path`'s checkpoint passes a ts taken now (every commit so
   // far is in the sink) and returns the checkpoint; the path's error, or
   // Timeout after `timeout`.
-  Result<Ts> WaitCaughtUp(DataPathDriver& path, std::chrono::milliseconds timeout);
+  Result<Ts> WaitCaughtUp(ChangefeedRunner& path, std::chrono::milliseconds timeout);
   // The ground truth of every user table at `ts`.
   Result<checker::DatabaseState> Expected(Ts ts);
   // The ground truth at `ts` of the tables `keep` accepts.

@@ -34,14 +34,13 @@
 #include "common/lifecycle.h"
 #include "common/metrics.h"
 #include "common/thread_annotations.h"
-#include "coordinator/coordinator.h"
 #include "coordinator/interfaces.h"
 #include "dispatchermanager/dispatcher_orchestrator.h"
 #include "maintainer/maintainer.h"
 #include "messaging/message_center.h"
-#include "server/changefeed_path.h"
+#include "node/changefeed_path.h"
 
-namespace sluice::server {
+namespace sluice::node {
 
 struct MaintainerHostOptions {
   NodeId self;
@@ -58,8 +57,9 @@ class MaintainerHost final : public coordinator::MaintainerManagerClient {
   explicit MaintainerHost(MaintainerHostOptions options);
   ~MaintainerHost() override;  // Stop()s.
 
-  // The coordinator statuses go to; set before Start().
-  void SetCoordinator(coordinator::Coordinator* coordinator) { coordinator_ = coordinator; }
+  // Where the maintainers' statuses go (the coordinator); set before
+  // Start().
+  void SetStatusListener(coordinator::MaintainerStatusListener* listener) { statuses_ = listener; }
   // Registers the maintainer-manager topic and starts the threads.
   Status Start();
   // Reports every maintainer's checkpoint one last time (graceful
@@ -110,7 +110,7 @@ class MaintainerHost final : public coordinator::MaintainerManagerClient {
   Hosted* Find(const std::string& changefeed, MaintainerEpoch epoch);
 
   const MaintainerHostOptions options_;
-  coordinator::Coordinator* coordinator_ = nullptr;
+  coordinator::MaintainerStatusListener* statuses_ = nullptr;
   // TiCDC's names, so that existing dashboards read them:
   // ticdc_owner_checkpoint_ts{namespace,changefeed} (physical ms) and
   // ticdc_owner_checkpoint_ts_lag{namespace,changefeed} (seconds).
@@ -132,4 +132,4 @@ class MaintainerHost final : public coordinator::MaintainerManagerClient {
   OwnedThread delivery_thread_;
 };
 
-}  // namespace sluice::server
+}  // namespace sluice::node

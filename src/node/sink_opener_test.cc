@@ -1,6 +1,6 @@
 // The changefeed config's sink settings reach the sink the server opens:
 // merged under the sink URI's own parameters, which win.
-#include "server/sink_opener.h"
+#include "node/sink_opener.h"
 
 #include <gtest/gtest.h>
 
@@ -11,7 +11,7 @@
 #include "sink/mysql/mysql_config.h"
 #include "sink/storage/storage_sink.h"
 
-namespace sluice::server {
+namespace sluice::node {
 namespace {
 
 config::ReplicaConfig FromToml(const std::string& toml) {
@@ -77,4 +77,4 @@ TEST(SinkOpenerTest, ABadConfigValueIsRefusedWhenTheSinkOpens) {
 }
 
 }  // namespace
-}  // namespace sluice::server
+}  // namespace sluice::node

@@ -30,7 +30,7 @@
 #include "filter/filter.h"
 #include "sink/sink.h"
 
-namespace sluice::server {
+namespace sluice::node {
 
 // True if `ddl` must not be written downstream under `filter`.
 bool ShouldSkipDdl(const filter::Filter& filter, const event::DdlEvent& ddl);
@@ -61,4 +61,4 @@ class FilteringSink final : public sink::Sink {
   std::atomic<uint64_t> skipped_ddls_{0};
 };
 
-}  // namespace sluice::server
+}  // namespace sluice::node

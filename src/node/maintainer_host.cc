@@ -1,4 +1,4 @@
-#include "server/maintainer_host.h"
+#include "node/maintainer_host.h"
 
 #include <algorithm>
 #include <functional>
@@ -6,10 +6,10 @@
 #include "common/logging.h"
 #include "common/tso.h"
 #include "messaging/message.h"
-#include "server/node_control.h"
-#include "server/wire.h"
+#include "node/node_control.h"
+#include "node/wire.h"
 
-namespace sluice::server {
+namespace sluice::node {
 
 namespace dm = dispatchermanager;
 
@@ -272,7 +272,7 @@ void MaintainerHost::TryCreate(Hosted* h) {
 }
 
 void MaintainerHost::Report(const std::string& changefeed, Hosted* h) {
-  if (coordinator_ == nullptr) return;
+  if (statuses_ == nullptr) return;
   coordinator::MaintainerStatus s;
   s.id = h->request.id;
   s.epoch = h->request.epoch;
@@ -285,7 +285,7 @@ void MaintainerHost::Report(const std::string& changefeed, Hosted* h) {
   if (s.error.ok()) s.error = h->start_error;
   if (s.error.ok() && h->path != nullptr) s.error = h->path->error();
   Export(s);
-  coordinator_->OnMaintainerStatus(options_.self, s);
+  statuses_->OnMaintainerStatus(options_.self, s);
 }
 
 void MaintainerHost::Export(const coordinator::MaintainerStatus& status) {
@@ -367,4 +367,4 @@ void MaintainerHost::DeliveryLoop(const StopToken& token) {
   }
 }
 
-}  // namespace sluice::server
+}  // namespace sluice::node

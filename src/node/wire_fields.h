@@ -9,9 +9,9 @@
 #include <string_view>
 
 #include "meta/model.h"
-#include "server/wire.h"
+#include "node/wire.h"
 
-namespace sluice::server::wire_fields {
+namespace sluice::node::wire_fields {
 
 namespace dm = ::sluice::dispatchermanager;
 namespace mt = ::sluice::maintainer;
@@ -252,4 +252,4 @@ inline void SetErr(const Status& status, P* out) {
   if (!status.ok()) ToProto(status, out->mutable_err());
 }
 
-}  // namespace sluice::server::wire_fields
+}  // namespace sluice::node::wire_fields

@@ -1,6 +1,6 @@
-#include "server/dispatcher_factory_impl.h"
+#include "node/dispatcher_factory_impl.h"
 
-namespace sluice::server {
+namespace sluice::node {
 
 namespace {
 
@@ -88,4 +88,4 @@ Result<std::unique_ptr<dispatchermanager::DispatcherFactory>> PathFactoryProvide
       new PathDispatcherFactory(std::move(path)));
 }
 
-}  // namespace sluice::server
+}  // namespace sluice::node

@@ -1,4 +1,4 @@
-#include "server/sink_opener.h"
+#include "node/sink_opener.h"
 
 #include "sink/blackhole/blackhole_sink.h"
 #include "sink/mysql/mysql_sink.h"
@@ -6,7 +6,7 @@
 #include "sink/storage/storage_options.h"
 #include "sink/storage/storage_sink.h"
 
-namespace sluice::server {
+namespace sluice::node {
 
 Result<sink::SinkUri> EffectiveSinkUri(const SinkOpenOptions& options) {
   ASSIGN_OR_RETURN(sink::SinkUri uri, sink::SinkUri::Parse(options.sink_uri));
@@ -38,4 +38,4 @@ Result<std::unique_ptr<sink::Sink>> OpenSink(const SinkOpenOptions& options) {
   return NotSupported("sink scheme \"" + uri.scheme + "\" is not supported by this node");
 }
 
-}  // namespace sluice::server
+}  // namespace sluice::node

@@ -1,6 +1,6 @@
 // The wire adapters: every message survives struct -> proto -> bytes ->
 // proto -> struct unchanged (bad input: wire_bad_input_test.cc).
-#include "server/wire.h"
+#include "node/wire.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -11,9 +11,9 @@
 #include <utility>
 #include <vector>
 
-#include "server/wire_test_util.h"
+#include "node/wire_test_util.h"
 
-namespace sluice::server {
+namespace sluice::node {
 namespace {
 
 using namespace wire_testing;  // NOLINT: the test vocabulary.
@@ -235,4 +235,4 @@ TEST(WireRoundTripTest, MaintainerStatusAndHeartbeat) {
 }
 
 }  // namespace
-}  // namespace sluice::server
+}  // namespace sluice::node

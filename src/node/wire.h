@@ -39,7 +39,7 @@
 #include "maintainer/messages.h"
 #include "sluice_heartbeat.pb.h"
 
-namespace sluice::server {
+namespace sluice::node {
 
 namespace pb = ::sluice::heartbeatpb;
 
@@ -155,4 +155,4 @@ void ToProto(const NodeId& from, std::span<const coordinator::MaintainerStatus> 
 Result<FromNode<std::vector<coordinator::MaintainerStatus>>> FromProto(
     const pb::MaintainerHeartbeat& in);
 
-}  // namespace sluice::server
+}  // namespace sluice::node

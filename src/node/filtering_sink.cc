@@ -1,4 +1,4 @@
-#include "server/filtering_sink.h"
+#include "node/filtering_sink.h"
 
 #include <algorithm>
 #include <utility>
@@ -6,7 +6,7 @@
 #include "common/logging.h"
 #include "filter/event_types.h"
 
-namespace sluice::server {
+namespace sluice::node {
 
 namespace {
 
@@ -54,4 +54,4 @@ Status FilteringSink::WriteBlockEvent(const event::DdlEvent& ddl) {
   return inner_->status();
 }
 
-}  // namespace sluice::server
+}  // namespace sluice::node

@@ -1,4 +1,4 @@
-#include "server/filtering_sink.h"
+#include "node/filtering_sink.h"
 
 #include <gtest/gtest.h>
 
@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-namespace sluice::server {
+namespace sluice::node {
 namespace {
 
 using model::ActionType;
@@ -170,4 +170,4 @@ TEST_F(FilteringSinkTest, EverythingElseIsForwarded) {
 }
 
 }  // namespace
-}  // namespace sluice::server
+}  // namespace sluice::node

@@ -1,4 +1,4 @@
-#include "server/wire.h"
+#include "node/wire.h"
 
 #include <optional>
 #include <string>
@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "meta/model.h"
-#include "server/wire_fields.h"
+#include "node/wire_fields.h"
 
-namespace sluice::server {
+namespace sluice::node {
 namespace {
 
 namespace dm = ::sluice::dispatchermanager;
@@ -663,4 +663,4 @@ Result<BlockStatusBatch> FromProto(const pb::BlockStatusRequest& in) {
   return out;
 }
 
-}  // namespace sluice::server
+}  // namespace sluice::node

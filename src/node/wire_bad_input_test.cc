@@ -10,10 +10,10 @@
 #include <utility>
 #include <vector>
 
-#include "server/wire.h"
-#include "server/wire_test_util.h"
+#include "node/wire.h"
+#include "node/wire_test_util.h"
 
-namespace sluice::server {
+namespace sluice::node {
 namespace {
 
 using namespace wire_testing;  // NOLINT: the test vocabulary.
@@ -344,4 +344,4 @@ TEST(WireFuzzTest, MutatedValidMessagesNeverCrash) {
 }
 
 }  // namespace
-}  // namespace sluice::server
+}  // namespace sluice::node

@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "meta/model.h"
-#include "server/wire.h"
+#include "node/wire.h"
 
-namespace sluice::server::wire_testing {
+namespace sluice::node::wire_testing {
 
 namespace dm = ::sluice::dispatchermanager;
 namespace mt = ::sluice::maintainer;
@@ -312,4 +312,4 @@ void ExpectBadAfter(const P& base, Code code, std::string_view field, Mutate mut
   ExpectBad(p, code, field);
 }
 
-}  // namespace sluice::server::wire_testing
+}  // namespace sluice::node::wire_testing

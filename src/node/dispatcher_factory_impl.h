@@ -13,9 +13,9 @@
 #include <memory>
 
 #include "dispatchermanager/dispatcher_factory.h"
-#include "server/changefeed_path.h"
+#include "node/changefeed_path.h"
 
-namespace sluice::server {
+namespace sluice::node {
 
 // The changefeed's info by "<namespace>/<name>", or its error.
 using ChangefeedLookup = std::function<Result<meta::ChangefeedInfo>(const std::string& id)>;
@@ -37,4 +37,4 @@ class PathFactoryProvider final : public dispatchermanager::FactoryProvider {
   std::atomic<bool> closed_{false};
 };
 
-}  // namespace sluice::server
+}  // namespace sluice::node

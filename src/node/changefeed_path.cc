@@ -1,4 +1,4 @@
-#include "server/changefeed_path.h"
+#include "node/changefeed_path.h"
 
 #include <filesystem>
 #include <system_error>
@@ -7,10 +7,10 @@
 #include "config/replica_config.h"
 #include "dispatcher/event_dispatcher.h"
 #include "dispatcher/table_trigger_dispatcher.h"
-#include "server/filtering_sink.h"
-#include "server/sink_opener.h"
+#include "node/filtering_sink.h"
+#include "node/sink_opener.h"
 
-namespace sluice::server {
+namespace sluice::node {
 
 namespace {
 
@@ -80,7 +80,8 @@ Status ChangefeedPath::Init(const meta::ChangefeedInfo& info) {
   sink_options.start_ts = start_ts_;
   sink_options.clock = deps_.clock;
   sink_options.config = config;
-  ASSIGN_OR_RETURN(std::unique_ptr<sink::Sink> opened, OpenSink(sink_options));
+  ASSIGN_OR_RETURN(std::unique_ptr<sink::Sink> opened,
+                   deps_.open_sink ? deps_.open_sink(sink_options) : OpenSink(sink_options));
   sink_ = std::make_unique<FilteringSink>(std::move(opened), filter_);
 
   snapshot_ = std::make_unique<kvclient::SnapshotReader>(deps_.pd, deps_.cache,
@@ -95,6 +96,8 @@ Status ChangefeedPath::Init(const meta::ChangefeedInfo& info) {
   store_options.data_dir = dir_;
   store_options.gc_interval = std::chrono::milliseconds(500);
   store_options.subscribe.advance_interval = deps_.advance_interval;
+  store_options.env = deps_.store_env;
+  if (deps_.store_memtable_bytes > 0) store_options.memtable_bytes = deps_.store_memtable_bytes;
   ASSIGN_OR_RETURN(store_, eventstore::EventStore::Open(store_options, deps_.puller));
   eventservice::EventServiceOptions service_options;
   service_options.num_workers = 2;
@@ -238,6 +241,14 @@ std::shared_ptr<dispatcher::BasicDispatcher> ChangefeedPath::Find(DispatcherId i
   return it == dispatchers_.end() ? nullptr : it->second;
 }
 
+std::optional<Ts> ChangefeedPath::TableCheckpoint(int64_t table_id) const {
+  MutexLock lock(&mu_);
+  for (const auto& [id, d] : dispatchers_) {
+    if (d->table_id() == table_id) return d->checkpoint();
+  }
+  return std::nullopt;
+}
+
 void ChangefeedPath::SetListener(PathListener listener) {
   MutexLock lock(&mu_);
   listener_ = std::move(listener);
@@ -316,4 +327,4 @@ std::vector<std::shared_ptr<ChangefeedPath>> PathRegistry::PathsOf(
   return out;
 }
 
-}  // namespace sluice::server
+}  // namespace sluice::node

@@ -16,7 +16,7 @@
 #include "sink/sink.h"
 #include "sink/sink_uri.h"
 
-namespace sluice::server {
+namespace sluice::node {
 
 struct SinkOpenOptions {
   std::string sink_uri;
@@ -31,4 +31,4 @@ Result<sink::SinkUri> EffectiveSinkUri(const SinkOpenOptions& options);
 
 Result<std::unique_ptr<sink::Sink>> OpenSink(const SinkOpenOptions& options);
 
-}  // namespace sluice::server
+}  // namespace sluice::node

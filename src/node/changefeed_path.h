@@ -17,6 +17,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,12 +34,13 @@
 #include "kvclient/snapshot_reader.h"
 #include "logpuller/subscription_client.h"
 #include "meta/model.h"
+#include "node/sink_opener.h"
 #include "pd/pd_client.h"
 #include "pd/region_cache.h"
 #include "schemastore/schema_store.h"
 #include "sink/sink.h"
 
-namespace sluice::server {
+namespace sluice::node {
 
 // The node-level parts every path borrows; they must outlive the paths.
 struct PathDeps {
@@ -50,6 +52,13 @@ struct PathDeps {
   size_t memory_budget = 16 << 20;  // Per dispatcher.
   // How often a table subscription's resolved ts is recomputed.
   std::chrono::milliseconds advance_interval{100};
+  // The event stores' RocksDB environment (null: the default) and memtable
+  // size (0: the default); scenarios put the stores on a failing disk.
+  std::shared_ptr<rocksdb::Env> store_env;
+  size_t store_memtable_bytes = 0;
+  // Opens each path's sink (null: OpenSink). Benchmarks wrap OpenSink's
+  // sink to meter what it flushes.
+  std::function<Result<std::unique_ptr<sink::Sink>>(const SinkOpenOptions&)> open_sink;
 };
 
 // What a path reports to its generation's maintainer.
@@ -92,6 +101,10 @@ class ChangefeedPath {
   // drained. Idempotent; never blocks on the sink.
   void FenceWrites() EXCLUDES(mu_);
   std::shared_ptr<dispatcher::BasicDispatcher> Find(DispatcherId id) const EXCLUDES(mu_);
+  // The checkpoint of the dispatcher of `table_id` (the table trigger's for
+  // event::kTableTriggerTableId); nullopt if this path has none.
+  std::optional<Ts> TableCheckpoint(int64_t table_id) const EXCLUDES(mu_);
+  eventstore::EventStoreStats store_stats() const { return store_->stats(); }
 
   void SetListener(PathListener listener) EXCLUDES(mu_);
   // Pushes each dispatcher's checkpoint to the event service (event store
@@ -164,4 +177,4 @@ class PathRegistry {
   std::map<std::pair<std::string, uint64_t>, std::weak_ptr<ChangefeedPath>> paths_ GUARDED_BY(mu_);
 };
 
-}  // namespace sluice::server
+}  // namespace sluice::node

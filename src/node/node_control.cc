@@ -1,12 +1,12 @@
-#include "server/node_control.h"
+#include "node/node_control.h"
 
 #include <algorithm>
 
 #include "common/logging.h"
 #include "messaging/message.h"
-#include "server/wire.h"
+#include "node/wire.h"
 
-namespace sluice::server {
+namespace sluice::node {
 
 namespace dm = dispatchermanager;
 using messaging::MessageType;
@@ -149,4 +149,4 @@ void NodeControl::OnBlockStatus(const std::string& changefeed,
   }
 }
 
-}  // namespace sluice::server
+}  // namespace sluice::node

@@ -27,9 +27,9 @@
 #include "dispatcher/block_status.h"
 #include "dispatchermanager/dispatcher_orchestrator.h"
 #include "messaging/message_center.h"
-#include "server/changefeed_path.h"
+#include "node/changefeed_path.h"
 
-namespace sluice::server {
+namespace sluice::node {
 
 // Where the maintainers' requests go, and where their answers go.
 inline constexpr std::string_view kDispatcherManagerTopic = "dispatcher-manager";
@@ -77,4 +77,4 @@ class NodeControl {
   bool started_ = false;
 };
 
-}  // namespace sluice::server
+}  // namespace sluice::node
