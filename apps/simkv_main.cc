@@ -41,6 +41,8 @@ struct Flags {
   bool paused = false;
   double hot_key_fraction = 0;
   std::string mix = "50:40:10";
+  int64_t key_space = 10000;
+  bool sequential_keys = false;
   uint64_t ddl_every = 0;
   std::string faults;
   double duration_s = 0;
@@ -70,6 +72,11 @@ void AddFlags(CLI::App& app, Flags& f) {
   app.add_option("--hot-key-fraction", f.hot_key_fraction, "share of rows on hot keys")
       ->check(CLI::Range(0.0, 1.0));
   app.add_option("--mix", f.mix, "insert:update:delete weights");
+  app.add_option("--key-space", f.key_space, "handles per table (1..N)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 50));
+  app.add_flag("--sequential-keys", f.sequential_keys,
+               "handles 1, 2, 3, ... as an AUTO_INCREMENT key gives (with --mix 100:0:0 every "
+               "row is new)");
   app.add_option("--ddl-every", f.ddl_every, "a DDL after every N transactions (0 = none)");
   app.add_option("--faults", f.faults, "fault schedule spec, e.g. split=3,merge=2;interval=500ms");
   app.add_option("--duration", f.duration_s, "time to run, e.g. 2s (0 = until SIGINT/SIGTERM)")
@@ -99,7 +106,9 @@ Result<WorkloadOptions> MakeWorkloadOptions(const Flags& f) {
   o.database = f.database;
   o.rate = f.txns_per_s;
   o.dml.rows_per_txn = f.rows_per_txn;
+  o.dml.key_space = f.key_space;
   o.row_width = f.row_width;
+  if (f.sequential_keys) o.dml.distribution = KeyDistribution::kSequential;
   if (f.hot_key_fraction > 0) {
     o.dml.distribution = KeyDistribution::kHot;
     o.dml.hot_fraction = f.hot_key_fraction;

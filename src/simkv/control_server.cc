@@ -186,7 +186,9 @@ void ControlServer::Stop() {
 Status ControlServer::StartWorkload(RunLimit limit) {
   MutexLock lock(&mu_);
   if (workload_ == nullptr) return NotFound("no workload configured");
-  if (running_) return Status::Ok();
+  if (running_ && workload_->Running()) return Status::Ok();
+  // A run that reached its limit has ended: join it before the next.
+  if (running_) workload_->Stop().IgnoreError();
   workload_->Start(limit);
   running_ = true;
   return Status::Ok();
@@ -201,7 +203,7 @@ Status ControlServer::StopWorkload() {
 
 bool ControlServer::workload_running() const {
   MutexLock lock(&mu_);
-  return running_;
+  return running_ && workload_->Running();
 }
 
 namespace {

@@ -7,6 +7,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <thread>
 
 #include "common/clock.h"
 
@@ -133,6 +134,30 @@ TEST_F(ControlServerTest, GroundTruthExportHasChanges) {
   ASSERT_TRUE(changes.ok()) << changes.status().ToString();
   EXPECT_EQ(changes->size(), truth_.size());
   EXPECT_GT(changes->size(), 0u);
+}
+
+// A run limited to some steps ends by itself: the status says so, and the
+// next start runs again.
+TEST_F(ControlServerTest, StepLimitedRunEndsAndCanStartAgain) {
+  auto running = [&] {
+    auto res = client_->Get("/status");
+    EXPECT_TRUE(res && res->status == 200);
+    return res ? json::parse(res->body) : json();
+  };
+  uint64_t want = 0;
+  for (uint64_t steps : {5u, 7u}) {
+    want += steps;
+    auto started =
+        client_->Post("/workload/start", json{{"steps", steps}}.dump(), "application/json");
+    ASSERT_TRUE(started && started->status == 200);
+    json s = running();
+    for (int i = 0; i < 1000 && s["workload_running"].get<bool>(); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      s = running();
+    }
+    EXPECT_FALSE(s["workload_running"].get<bool>());
+    EXPECT_EQ(s["workload"]["steps"].get<uint64_t>(), want);
+  }
 }
 
 TEST_F(ControlServerTest, BadInputAnswersErrorShapeAndChangesNothing) {

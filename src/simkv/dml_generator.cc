@@ -46,6 +46,7 @@ size_t DmlGenerator::LiveRows(int64_t table_id) const {
 }
 
 int64_t DmlGenerator::PickHandle() {
+  if (options_.distribution == KeyDistribution::kSequential) return ++last_sequential_;
   if (options_.distribution == KeyDistribution::kHot && rng_.Chance(options_.hot_fraction)) {
     return 1 + static_cast<int64_t>(rng_.Uniform(static_cast<uint64_t>(options_.hot_keys)));
   }

@@ -31,7 +31,11 @@
 
 namespace sluice::simkv {
 
-enum class KeyDistribution : uint8_t { kUniform, kHot };
+// kSequential: handles 1, 2, 3, ... in the order rows are generated (an
+// AUTO_INCREMENT key), across all tables and ignoring key_space; with an
+// insert-only mix every row is new and each table's rows commit in key
+// order.
+enum class KeyDistribution : uint8_t { kUniform, kHot, kSequential };
 
 struct DmlOptions {
   int rows_per_txn = 4;
@@ -108,6 +112,7 @@ class DmlGenerator {
   std::map<int64_t, TableState> tables_;
   std::vector<int64_t> table_ids_;  // Keys of tables_, for uniform picks.
   std::set<RowRef> reserved_;
+  int64_t last_sequential_ = 0;  // kSequential: the last handle given.
 };
 
 }  // namespace sluice::simkv

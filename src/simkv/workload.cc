@@ -226,12 +226,22 @@ Status Workload::Run(const RunLimit& limit, const CancelToken& token) {
 }
 
 void Workload::Start(RunLimit limit) {
+  {
+    MutexLock lock(&mu_);
+    running_ = true;
+  }
   thread_ = std::make_unique<OwnedThread>();
   thread_->Start("simkv-workload", [this, limit](StopToken token) {
     Status st = Run(limit, token);
     MutexLock lock(&mu_);
     run_status_ = st;
+    running_ = false;
   });
+}
+
+bool Workload::Running() const {
+  MutexLock lock(&mu_);
+  return running_;
 }
 
 Status Workload::Wait() {

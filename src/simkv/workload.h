@@ -183,6 +183,9 @@ class Workload {
   void Start(RunLimit limit) EXCLUDES(mu_);
   // Waits for the thread's Run() to end by itself; returns its status.
   Status Wait() EXCLUDES(mu_);
+  // True from Start() until the thread's Run() ends (its limit reached, an
+  // error, or Stop()).
+  bool Running() const EXCLUDES(mu_);
   // Cancels and joins the thread; returns its status (OK if never started).
   Status Stop() EXCLUDES(mu_);
 
@@ -281,6 +284,7 @@ class Workload {
   std::vector<TxnIntent> intents_ GUARDED_BY(mu_);
   std::vector<model::Job> jobs_ GUARDED_BY(mu_);
   Status run_status_ GUARDED_BY(mu_);
+  bool running_ GUARDED_BY(mu_) = false;
 
   // Owner-only (Start/Wait/Stop and the destructor).
   std::unique_ptr<OwnedThread> thread_;
