@@ -5,10 +5,12 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "common/status.h"
 #include "common/strong_id.h"
+#include "dispatcher/block_status.h"
 #include "dispatchermanager/messages.h"
 
 namespace sluice::dispatchermanager {
@@ -36,6 +38,12 @@ class DispatcherHandle {
   // Starts closing the dispatcher if it is not closing yet. Never blocks.
   // Returns true once it is fully closed and may be destroyed.
   virtual bool TryClose() = 0;
+
+  // The WAITING status of the barrier event the dispatcher is held at, if
+  // any (it is resent until the maintainer answers). Default: none.
+  virtual std::optional<dispatcher::BlockStatus> pending_block_status() const {
+    return std::nullopt;
+  }
 };
 
 // Creates the dispatchers of one changefeed on this node over its sink.

@@ -159,6 +159,16 @@ std::vector<DispatcherStatus> DispatcherManager::CollectStatuses() {
   return statuses;
 }
 
+std::vector<dispatcher::BlockStatus> DispatcherManager::PendingBlockStatuses() const {
+  MutexLock lock(&fence_mu_);
+  std::vector<dispatcher::BlockStatus> out;
+  for (const auto& [id, entry] : dispatchers_) {
+    if (entry.removing) continue;
+    if (auto s = entry.handle->pending_block_status()) out.push_back(std::move(*s));
+  }
+  return out;
+}
+
 void DispatcherManager::LocalFence() {
   if (fenced_.exchange(true, std::memory_order_acq_rel)) return;
   LOG_WARN("dispatcher manager local fence; changefeed={}", changefeed_id_);

@@ -78,6 +78,8 @@ class DispatcherManager {
   // Statuses of all dispatchers (the heartbeat); finishes removals whose
   // dispatcher has closed meanwhile.
   std::vector<DispatcherStatus> CollectStatuses() EXCLUDES(fence_mu_);
+  // The WAITING statuses of the working dispatchers held at a barrier.
+  std::vector<dispatcher::BlockStatus> PendingBlockStatuses() const EXCLUDES(fence_mu_);
 
   // Closes the write path now, without draining. Idempotent. Never takes
   // the fence mutex.

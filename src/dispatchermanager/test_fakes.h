@@ -79,6 +79,24 @@ class FakeWorld {
     return initializations_;
   }
 
+  // Holds dispatcher `id` at a barrier (its pending WAITING status), or
+  // releases it (nullopt).
+  void SetPendingBlock(DispatcherId id, std::optional<dispatcher::BlockStatus> status)
+      EXCLUDES(mu_) {
+    MutexLock lock(&mu_);
+    if (status.has_value()) {
+      pending_blocks_[id] = std::move(*status);
+    } else {
+      pending_blocks_.erase(id);
+    }
+  }
+  std::optional<dispatcher::BlockStatus> PendingBlock(DispatcherId id) const EXCLUDES(mu_) {
+    MutexLock lock(&mu_);
+    auto it = pending_blocks_.find(id);
+    if (it == pending_blocks_.end()) return std::nullopt;
+    return it->second;
+  }
+
   // Called by the fakes.
   Status Create(const DispatcherConfig& config) EXCLUDES(mu_) {
     MutexLock lock(&mu_);
@@ -126,6 +144,7 @@ class FakeWorld {
 
   mutable Mutex mu_;
   std::vector<FakeEvent> events_ GUARDED_BY(mu_);
+  std::map<DispatcherId, dispatcher::BlockStatus> pending_blocks_ GUARDED_BY(mu_);
   std::optional<Status> fail_next_create_ GUARDED_BY(mu_);
   std::optional<Status> fail_initialize_ GUARDED_BY(mu_);
   std::function<void()> initialize_hook_ GUARDED_BY(mu_);
@@ -146,6 +165,9 @@ class FakeHandle : public DispatcherHandle {
   bool TryClose() override {
     if (!closed_) closed_ = world_->TryClose(config_.id);
     return closed_;
+  }
+  std::optional<dispatcher::BlockStatus> pending_block_status() const override {
+    return world_->PendingBlock(config_.id);
   }
 
  private:

@@ -25,6 +25,9 @@ class PathDispatcherHandle final : public DispatcherHandle {
   }
   Ts checkpoint_ts() const override { return dispatcher_->checkpoint(); }
   Ts effective_start_ts() const override { return start_; }
+  std::optional<dispatcher::BlockStatus> pending_block_status() const override {
+    return dispatcher_->pending_block_status();
+  }
   // The trigger learns every table from the event service's DDL stream, so
   // the initial list needs no action beyond the write-path check.
   Status InitializeTables(const std::vector<SchemaInfo>&) override {

@@ -113,6 +113,7 @@ void NodeControl::SendHeartbeats() {
         min = min.has_value() ? std::min(*min, s.checkpoint_ts) : s.checkpoint_ts;
       }
     }
+    ResendPendingBlocks(*m);
     uint64_t seq = 0;
     {
       MutexLock lock(&mu_);
@@ -131,6 +132,30 @@ void NodeControl::SendHeartbeats() {
     if (Status s = options_.center->SendEvent(std::move(msg)); !s.ok()) {
       LOG_DEBUG("heartbeat not sent; changefeed={} error={}", hb.changefeed_id, s.ToString());
     }
+  }
+}
+
+void NodeControl::ResendPendingBlocks(const dm::DispatcherManager& manager) {
+  const Clock::TimePoint now = options_.clock->Now();
+  {
+    MutexLock lock(&mu_);
+    Seq& s = seqs_[manager.changefeed_id()];
+    if (now - s.last_resend < options_.block_resend_interval) return;
+    s.last_resend = now;
+  }
+  BlockStatusBatch batch{manager.changefeed_id(), {}};
+  for (const dispatcher::BlockStatus& s : manager.PendingBlockStatuses()) {
+    batch.reports.push_back(maintainer::ToBlockReport(s));
+  }
+  if (batch.reports.empty()) return;
+  pb::BlockStatusRequest payload;
+  ToProto(batch, &payload);
+  TargetMessage msg =
+      messaging::MakeMessage(manager.owner(), kMaintainerManagerTopic, std::move(payload));
+  msg.epoch = manager.epoch();
+  if (Status s = options_.center->SendCommand(std::move(msg)); !s.ok()) {
+    LOG_DEBUG("block statuses not resent; changefeed={} error={}", manager.changefeed_id(),
+              s.ToString());
   }
 }
 

@@ -8,7 +8,11 @@
 //  - sends every dispatcher manager's heartbeat (statuses and a watermark
 //    whose seq grows when the manager's dispatcher set changes) to its
 //    owner's node every `heartbeat_interval`;
-//  - forwards the dispatchers' block statuses to the owner's node.
+//  - forwards the dispatchers' block statuses to the owner's node, and
+//    resends the WAITING status of every dispatcher still held at a barrier
+//    every `block_resend_interval` (as TiCDC's dispatchers resend until
+//    answered): a status sent before the owner finished its bootstrap, or
+//    lost, would otherwise hold the barrier forever.
 // A barrier action is applied only if the manager's owner sent it.
 //
 // Threads: requests run on the topic's delivery thread; heartbeats on an
@@ -41,6 +45,7 @@ struct NodeControlOptions {
   PathRegistry* registry = nullptr;                                   // Borrowed.
   Clock* clock = Clock::Real();
   std::chrono::milliseconds heartbeat_interval{50};
+  std::chrono::milliseconds block_resend_interval{1000};
 };
 
 class NodeControl {
@@ -63,10 +68,14 @@ class NodeControl {
   struct Seq {
     std::set<DispatcherId> ids;
     uint64_t seq = 0;
+    Clock::TimePoint last_resend;  // Of the pending block statuses.
   };
 
   Status Handle(const messaging::TargetMessage& msg);
   Status HandleBarrierAction(const messaging::TargetMessage& msg);
+  // Resends the WAITING statuses of the manager's dispatchers held at a
+  // barrier, if `block_resend_interval` passed since the last resend.
+  void ResendPendingBlocks(const dispatchermanager::DispatcherManager& manager) EXCLUDES(mu_);
   template <typename Pb, typename Response>
   Status Answer(const messaging::TargetMessage& request, const std::optional<Response>& response);
 
