@@ -148,6 +148,11 @@ Status RefuseUnsupported(const ReplicaConfig& c) {
                         " is not supported by Sluice yet; remove the setting");
   };
   if (c.enable_sync_point) return refuse("enable-sync-point", "the syncpoint");
+  if (c.bdr_mode) return refuse("bdr-mode", "bidirectional replication");
+  if (c.enable_table_monitor) return refuse("enable-table-monitor", "the table monitor");
+  if (c.scheduler.enable_table_across_nodes) {
+    return refuse("scheduler.enable-table-across-nodes", "splitting a table across nodes");
+  }
   if (c.consistent.level != "none") return refuse("consistent.level", "the redo log");
   if (!c.sink.column_selectors.empty()) {
     return refuse("sink.column-selectors", "selecting the columns written");

@@ -85,6 +85,9 @@ TEST(SinkParamsTest, KeysWithoutTheirFeatureAreRefusedNamingThem) {
   };
   const std::vector<Refused> cases = {
       {"enable-sync-point = true", "enable-sync-point"},
+      {"bdr-mode = true", "bdr-mode"},
+      {"enable-table-monitor = true", "enable-table-monitor"},
+      {"[scheduler]\nenable-table-across-nodes = true", "scheduler.enable-table-across-nodes"},
       {"[consistent]\nlevel = \"eventual\"\nstorage = \"file:///tmp/redo\"", "consistent.level"},
       {"[[sink.column-selectors]]\nmatcher = [\"a.*\"]\ncolumns = [\"c\"]",
        "sink.column-selectors"},
