@@ -43,6 +43,7 @@ struct Flags {
   std::string mix = "50:40:10";
   int64_t key_space = 10000;
   bool sequential_keys = false;
+  bool no_kitchen_sink = false;
   uint64_t ddl_every = 0;
   std::string faults;
   double duration_s = 0;
@@ -74,6 +75,8 @@ void AddFlags(CLI::App& app, Flags& f) {
   app.add_option("--mix", f.mix, "insert:update:delete weights");
   app.add_option("--key-space", f.key_space, "handles per table (1..N)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 50));
+  app.add_flag("--no-kitchen-sink", f.no_kitchen_sink,
+               "only the narrow tables (no table of every column type)");
   app.add_flag("--sequential-keys", f.sequential_keys,
                "handles 1, 2, 3, ... as an AUTO_INCREMENT key gives (with --mix 100:0:0 every "
                "row is new)");
@@ -108,7 +111,11 @@ Result<WorkloadOptions> MakeWorkloadOptions(const Flags& f) {
   o.dml.rows_per_txn = f.rows_per_txn;
   o.dml.key_space = f.key_space;
   o.row_width = f.row_width;
+  if (f.sequential_keys && f.hot_key_fraction > 0) {
+    return InvalidArgument("--sequential-keys and --hot-key-fraction exclude each other");
+  }
   if (f.sequential_keys) o.dml.distribution = KeyDistribution::kSequential;
+  o.kitchen_sink_table = !f.no_kitchen_sink;
   if (f.hot_key_fraction > 0) {
     o.dml.distribution = KeyDistribution::kHot;
     o.dml.hot_fraction = f.hot_key_fraction;

@@ -94,7 +94,7 @@ Status RunCatchup(const Args& args, const std::string& dir, Rates* rates) {
   CpuSnapshot cpu0 = CpuSnapshot::Now();
   auto start = SteadyClock::now();
   ASSIGN_OR_RETURN(auto path, cluster->StartPath("blackhole://", &metered, cluster->start_ts()));
-  RETURN_IF_ERROR(metered.WaitRows(rows, cluster->timeout()));
+  RETURN_IF_ERROR(metered.WaitRows(rows, cluster->timeout(), [&] { return path->status(); }));
   const double seconds = SecondsSince(start);
   CpuUse cpu = CpuSince(cpu0);
   const double first_row_s = std::chrono::duration<double>(metered.first_flush() - start).count();
@@ -138,7 +138,7 @@ Status RunLive(const Args& args, const std::string& dir, Rates* rates) {
   });
   writer.Join();
   RETURN_IF_ERROR(apply_status);
-  RETURN_IF_ERROR(metered.WaitRows(rows, cluster->timeout()));
+  RETURN_IF_ERROR(metered.WaitRows(rows, cluster->timeout(), [&] { return path->status(); }));
   const double seconds = SecondsSince(start);
   CpuUse cpu = CpuSince(cpu0, writer_cpu_s.load());
   path->Stop();

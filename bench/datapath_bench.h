@@ -8,6 +8,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -131,9 +132,11 @@ class MeteredSink final : public sink::Sink {
     if (inner() != nullptr && !closed_.exchange(true)) inner()->Close();
   }
 
-  // Waits until `rows` rows are flushed; Timeout otherwise, or the inner
-  // sink's error.
-  Status WaitRows(uint64_t rows, std::chrono::seconds timeout) EXCLUDES(mu_);
+  // Waits until `rows` rows are flushed; Timeout otherwise, the inner
+  // sink's error, or the error `failed` returns (e.g. the changefeed's:
+  // a sink that could not be opened is never attached).
+  Status WaitRows(uint64_t rows, std::chrono::seconds timeout,
+                  const std::function<Status()>& failed = nullptr) EXCLUDES(mu_);
   void RecordLag(bool on) { record_lag_.store(on); }
   // Lags recorded, in milliseconds, sorted.
   std::vector<int64_t> SortedLags() const EXCLUDES(mu_);

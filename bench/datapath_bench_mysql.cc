@@ -298,7 +298,7 @@ Result<RunResult> RunDatapath(BenchCluster& cluster, const std::string& sink_uri
   Result<std::unique_ptr<testing::ChangefeedRunner>> path =
       cluster.StartPath(sink_uri, &metered, cluster.start_ts());
   Status s = path.status();
-  if (s.ok()) s = metered.WaitRows(rows, cluster.timeout());
+  if (s.ok()) s = metered.WaitRows(rows, cluster.timeout(), [&] { return (*path)->status(); });
   CpuUse cpu = CpuSince(cpu0);
   RunResult r{SecondsSince(begin), cpu.total_s, BatchesWritten(metered.inner()),
               std::chrono::duration<double>(metered.first_flush() - begin).count()};
@@ -324,7 +324,7 @@ struct Captured {
 Result<Captured> Capture(BenchCluster& cluster, uint64_t rows) {
   MeteredSink capture(true);
   ASSIGN_OR_RETURN(auto path, cluster.StartPath("blackhole://", &capture, cluster.start_ts()));
-  Status s = capture.WaitRows(rows, cluster.timeout());
+  Status s = capture.WaitRows(rows, cluster.timeout(), [&] { return path->status(); });
   path->Stop();
   RETURN_IF_ERROR(s);
   const auto* blackhole = dynamic_cast<const sink::BlackholeSink*>(capture.inner());

@@ -224,12 +224,14 @@ void MeteredSink::Flushed(size_t rows, Ts commit_ts) {
   if (total >= wait_for_.load()) cv_.SignalAll();
 }
 
-Status MeteredSink::WaitRows(uint64_t rows, std::chrono::seconds timeout) {
+Status MeteredSink::WaitRows(uint64_t rows, std::chrono::seconds timeout,
+                             const std::function<Status()>& failed) {
   wait_for_.store(rows);
   const auto deadline = SteadyClock::now() + timeout;
   while (true) {
     if (rows_.load() >= rows) return Status::Ok();
     if (sink::Sink* inner = this->inner(); inner != nullptr) RETURN_IF_ERROR(inner->status());
+    if (failed) RETURN_IF_ERROR(failed());
     if (SteadyClock::now() >= deadline) {
       return Timeout(fmt::format("{} of {} rows flushed", rows_.load(), rows));
     }

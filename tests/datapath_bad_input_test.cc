@@ -57,6 +57,12 @@ Ts CommitRaw(DataPathScenario& sc, std::string key, std::optional<std::string> v
   return commit.ok() ? *commit : Ts();
 }
 
+std::string DumpErrors(const std::vector<Status>& errors) {
+  std::string out;
+  for (const Status& e : errors) out += e.ToString() + "\n";
+  return out;
+}
+
 // The commit ts an error message names after `prefix` ("... at ts N").
 std::optional<uint64_t> TsAfter(std::string_view message, std::string_view prefix) {
   const size_t at = message.find(prefix);
@@ -136,6 +142,7 @@ TEST_F(DataPathBadInputTest, UndecodableRowFailsItsTableAtItsTsAndOthersGoOn) {
   ASSERT_TRUE(WaitFor([&] { return !path_->status().ok(); }));
   const Status status = path_->status();
   EXPECT_EQ(status.code(), Code::kCorruption) << status.ToString();
+  EXPECT_EQ(path_->errors().size(), 1u) << DumpErrors(path_->errors());
   const std::string message(status.message());
   EXPECT_NE(message.find(fmt::format("dispatcher of table {} ", TableId(0))), std::string::npos)
       << message;
@@ -168,6 +175,7 @@ TEST_F(DataPathBadInputTest, DdlJobThatDoesNotParseStopsTheChangefeedBeforeIt) {
   ASSERT_TRUE(WaitFor([&] { return !path_->status().ok(); }));
   const Status status = path_->status();
   EXPECT_EQ(status.code(), Code::kCorruption) << status.ToString();
+  EXPECT_EQ(path_->errors().size(), 1u) << DumpErrors(path_->errors());
   EXPECT_EQ(TsAfter(status.message(), "schema store failed at ts "), bad.value())
       << status.ToString();
   EXPECT_EQ(path_->checkpoint(), last_good);
@@ -200,17 +208,28 @@ TEST_F(DataPathBadInputTest, DdlTheDownstreamRefusesIsAFatalErrorAtItsTs) {
   const Status status = path_->status();
   EXPECT_EQ(status.code(), Code::kInvalidArgument) << status.ToString();
   EXPECT_FALSE(status.retryable()) << status.ToString();
-  // The table trigger (table 0) owns the DDL: it fails at the DDL's ts and
-  // names the job and the server's error.
+  // The table trigger (table 0) owns the DDL and fails on it: the sink's
+  // error names the job, the DDL's commit ts and the server's error. The
+  // trigger reports the ts it could not pass: the DDL's, or (when its sink
+  // check saw the sticky sink error first) its checkpoint's next ts.
   const std::string message(status.message());
   EXPECT_NE(message.find("dispatcher of table 0 "), std::string::npos) << message;
-  const std::optional<uint64_t> ddl_ts = TsAfter(message, "failed at ts ");
+  EXPECT_NE(message.find(fmt::format("job {}", job->id)), std::string::npos) << message;
+  const std::optional<uint64_t> ddl_ts = TsAfter(message, "commit ts ");
   ASSERT_TRUE(ddl_ts.has_value()) << message;
   EXPECT_GE(*ddl_ts, job->binlog->finished_ts);
-  EXPECT_NE(message.find(fmt::format("job {}", job->id)), std::string::npos) << message;
-  EXPECT_NE(message.find(fmt::format("commit ts {}", *ddl_ts)), std::string::npos) << message;
   EXPECT_NE(message.find("1142"), std::string::npos) << message;
+  const std::optional<uint64_t> failed_at = TsAfter(message, "failed at ts ");
+  ASSERT_TRUE(failed_at.has_value()) << message;
+  EXPECT_LE(*failed_at, *ddl_ts) << message;
   EXPECT_LT(path_->checkpoint(), Ts(*ddl_ts));
+  for (const Status& e : path_->errors()) {
+    EXPECT_FALSE(e.retryable()) << DumpErrors(path_->errors());
+    const std::optional<uint64_t> at = TsAfter(e.message(), "failed at ts ");
+    if (at.has_value()) {
+      EXPECT_LE(*at, *ddl_ts) << DumpErrors(path_->errors());
+    }
+  }
   ASSERT_TRUE(checker::ExecSql(uri_, {"DROP USER 'sluice_nocreate'@'%'"}).ok());
 }
 

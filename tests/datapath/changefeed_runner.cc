@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace sluice::testing {
 
 Result<std::unique_ptr<ChangefeedRunner>> ChangefeedRunner::Start(RunnerOptions options) {
@@ -60,7 +62,14 @@ void ChangefeedRunner::OnMaintainerStatus(const NodeId& /*node*/,
   MutexLock lock(&mu_);
   if (status.epoch != info_.epoch) return;
   if (status.checkpoint_ts > checkpoint_) checkpoint_ = status.checkpoint_ts;
-  if (status_.ok() && !status.error.ok()) status_ = status.error;
+  if (!status.error.ok()) {
+    if (status_.ok()) status_ = status.error;
+    const std::string text = status.error.ToString();
+    if (std::none_of(errors_.begin(), errors_.end(),
+                     [&](const Status& e) { return e.ToString() == text; })) {
+      errors_.push_back(status.error);
+    }
+  }
   cv_.SignalAll();
 }
 
@@ -72,6 +81,11 @@ Ts ChangefeedRunner::checkpoint() const {
 Status ChangefeedRunner::status() const {
   MutexLock lock(&mu_);
   return status_;
+}
+
+std::vector<Status> ChangefeedRunner::errors() const {
+  MutexLock lock(&mu_);
+  return errors_;
 }
 
 Status ChangefeedRunner::WaitCheckpoint(Ts ts, std::chrono::milliseconds timeout) {

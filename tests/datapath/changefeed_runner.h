@@ -6,14 +6,15 @@
 // one the path opens from the sink URI, as `sluice server` opens it.
 //
 // Ownership: the PD client, region cache and puller are borrowed and must
-// outlive the runner. Threads: those of the node; public methods are
-// thread-safe.
+// outlive the runner. Threads: those of the node; the public methods may be
+// called from any thread, but not concurrently with Stop().
 #pragma once
 
 #include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "common/status.h"
 #include "common/thread_annotations.h"
@@ -52,6 +53,8 @@ class ChangefeedRunner final : public coordinator::MaintainerStatusListener {
   // OK, or the first error the maintainer reported (a dispatcher's, the
   // sink's, the schema store's or the maintainer's own).
   Status status() const EXCLUDES(mu_);
+  // Every distinct error reported, in the order first seen.
+  std::vector<Status> errors() const EXCLUDES(mu_);
   // Waits until checkpoint() >= ts; the error if the changefeed fails first;
   // Timeout after `timeout`.
   Status WaitCheckpoint(Ts ts, std::chrono::milliseconds timeout) EXCLUDES(mu_);
@@ -75,6 +78,7 @@ class ChangefeedRunner final : public coordinator::MaintainerStatusListener {
   CondVar cv_;
   Ts checkpoint_ GUARDED_BY(mu_);
   Status status_ GUARDED_BY(mu_);
+  std::vector<Status> errors_ GUARDED_BY(mu_);
 };
 
 }  // namespace sluice::testing
