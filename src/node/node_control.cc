@@ -42,6 +42,13 @@ Status NodeControl::Start() {
 }
 
 void NodeControl::Stop() {
+  {
+    // No block status is forwarded from now on, and none is still being
+    // forwarded when this returns: the orchestrator may go after it.
+    MutexLock lock(&gate_mu_);
+    accepting_ = false;
+    while (forwarding_ > 0) gate_cv_.Wait(&gate_mu_);
+  }
   heartbeat_thread_.Stop();
   if (started_) options_.center->DeregisterHandler(kDispatcherManagerTopic);
   started_ = false;
@@ -161,6 +168,17 @@ void NodeControl::ResendPendingBlocks(const dm::DispatcherManager& manager) {
 
 void NodeControl::OnBlockStatus(const std::string& changefeed,
                                 const dispatcher::BlockStatus& status) {
+  {
+    MutexLock lock(&gate_mu_);
+    if (!accepting_) return;
+    ++forwarding_;
+  }
+  Forward(changefeed, status);
+  MutexLock lock(&gate_mu_);
+  if (--forwarding_ == 0) gate_cv_.SignalAll();
+}
+
+void NodeControl::Forward(const std::string& changefeed, const dispatcher::BlockStatus& status) {
   std::shared_ptr<dm::DispatcherManager> m = options_.orchestrator->manager(changefeed);
   if (m == nullptr || m->owner().empty()) return;  // The new owner's bootstrap collects it.
   BlockStatusBatch batch{changefeed, {maintainer::ToBlockReport(status)}};

@@ -58,7 +58,8 @@ class NodeControl {
   // Stops the heartbeats and removes the handler. Idempotent.
   void Stop();
 
-  // A dispatcher's block status, forwarded to its manager's owner.
+  // A dispatcher's block status, forwarded to its manager's owner; dropped
+  // once Stop() has begun.
   void OnBlockStatus(const std::string& changefeed, const dispatcher::BlockStatus& status);
 
   // Sends one round of heartbeats now (also the final round at shutdown).
@@ -80,7 +81,16 @@ class NodeControl {
   Status Answer(const messaging::TargetMessage& request, const std::optional<Response>& response);
 
   const NodeControlOptions options_;
+  // Forwards one block status (OnBlockStatus, inside the gate).
+  void Forward(const std::string& changefeed, const dispatcher::BlockStatus& status);
+
   Mutex mu_;
+  // The gate of OnBlockStatus: Stop() closes it and waits for the calls in
+  // flight, which run on the dispatchers' threads.
+  Mutex gate_mu_;
+  CondVar gate_cv_;
+  bool accepting_ GUARDED_BY(gate_mu_) = true;
+  int forwarding_ GUARDED_BY(gate_mu_) = 0;
   std::map<std::string, Seq> seqs_ GUARDED_BY(mu_);  // By changefeed.
   OwnedThread heartbeat_thread_;
   bool started_ = false;
