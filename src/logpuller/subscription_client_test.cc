@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <thread>
+
 #include "codec/tablecodec.h"
 #include "common/test_util.h"
 #include "logpuller/puller_test_util.h"
@@ -146,7 +148,14 @@ TEST_F(StuckLockTest, OrphanLocksAreResolvedAndReplicationResumes) {
   Ts last = Write(kTable, 50, 1, "after");
   ASSERT_TRUE(consumer->WaitResolved(last, kWait))
       << "resolved " << consumer->resolved().value() << ", locks at " << dead.value();
+  // A region's locks are gone (and its resolved ts moves) before its
+  // resolution round ends and is counted: wait for the count.
+  const auto deadline = std::chrono::steady_clock::now() + kWait;
   SubscriptionClient::Stats stats = env_->client->stats();
+  while (stats.txns_resolved < 2 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    stats = env_->client->stats();
+  }
   EXPECT_GE(stats.txns_resolved, 2u);
   EXPECT_EQ(stats.lock_resolution_errors, 0u);
   EXPECT_EQ(env_->cluster->mvcc().Stats().locks, 0u);
