@@ -70,24 +70,13 @@ constexpr double kMiB = 1024.0 * 1024.0;
 constexpr int kPathCpu = 0;    // --pin: the process's own threads.
 constexpr int kServerCpu = 1;  // --pin: the server.
 
-Result<uint64_t> CountRows(MYSQL* m, const std::vector<simkv::WorkloadTable>& tables) {
-  uint64_t total = 0;
+// The workload's tables as "`db`.`table`".
+std::vector<std::string> QualifiedNames(const std::vector<simkv::WorkloadTable>& tables) {
+  std::vector<std::string> out;
   for (const simkv::WorkloadTable& t : tables) {
-    ASSIGN_OR_RETURN(
-        std::string count,
-        QueryValue(m, fmt::format("SELECT COUNT(*) FROM {}.{}", simkv::QuoteName(t.database),
-                                  simkv::QuoteName(t.info.name.original))));
-    total += std::strtoull(count.c_str(), nullptr, 10);
+    out.push_back(simkv::QuoteName(t.database) + "." + simkv::QuoteName(t.info.name.original));
   }
-  return total;
-}
-
-Status Truncate(MYSQL* m, const std::vector<simkv::WorkloadTable>& tables) {
-  for (const simkv::WorkloadTable& t : tables) {
-    RETURN_IF_ERROR(Exec(m, fmt::format("TRUNCATE TABLE {}.{}", simkv::QuoteName(t.database),
-                                        simkv::QuoteName(t.info.name.original))));
-  }
-  return Status::Ok();
+  return out;
 }
 
 Status CreateTables(MYSQL* m, const std::vector<simkv::WorkloadTable>& tables) {
@@ -389,9 +378,9 @@ Status RunMysql(const Args& args, const std::string& dir) {
     ASSIGN_OR_RETURN(uint64_t after, WriteStatements(admin.get()));
     r.inserts = after - before;
     if (server_before >= 0 && server_after >= 0) r.server_cpu_s = server_after - server_before;
-    ASSIGN_OR_RETURN(uint64_t n, CountRows(admin.get(), tables));
+    ASSIGN_OR_RETURN(uint64_t n, CountRows(admin.get(), QualifiedNames(tables)));
     if (n != rows) return Internal(fmt::format("{}: {} rows downstream, want {}", what, n, rows));
-    RETURN_IF_ERROR(Truncate(admin.get(), tables));
+    RETURN_IF_ERROR(Truncate(admin.get(), QualifiedNames(tables)));
     return r;
   };
   // Per round: baseline, sink, whole path; rates and ratios to the same

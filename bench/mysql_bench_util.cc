@@ -59,6 +59,20 @@ Result<std::string> QueryValue(MYSQL* m, const std::string& sql, unsigned column
   return value;
 }
 
+Result<uint64_t> CountRows(MYSQL* m, const std::vector<std::string>& tables) {
+  uint64_t total = 0;
+  for (const std::string& t : tables) {
+    ASSIGN_OR_RETURN(std::string n, QueryValue(m, "SELECT COUNT(*) FROM " + t));
+    total += std::strtoull(n.c_str(), nullptr, 10);
+  }
+  return total;
+}
+
+Status Truncate(MYSQL* m, const std::vector<std::string>& tables) {
+  for (const std::string& t : tables) RETURN_IF_ERROR(Exec(m, "TRUNCATE TABLE " + t));
+  return Status::Ok();
+}
+
 Result<uint64_t> GlobalStatus(MYSQL* m, std::string_view name) {
   ASSIGN_OR_RETURN(std::string value,
                    QueryValue(m, fmt::format("SHOW GLOBAL STATUS LIKE '{}'", name), 1));

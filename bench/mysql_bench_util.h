@@ -12,6 +12,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/status.h"
 #include "sink/sink_uri.h"
@@ -30,6 +31,10 @@ Result<Conn> Connect(const sink::SinkUri& uri);
 Status Exec(MYSQL* m, const std::string& sql);
 // Column `column` of the first row `sql` returns ("" for none or NULL).
 Result<std::string> QueryValue(MYSQL* m, const std::string& sql, unsigned column = 0);
+// Rows of the tables named (each "`db`.`table`"), summed.
+Result<uint64_t> CountRows(MYSQL* m, const std::vector<std::string>& tables);
+// Empties the tables named (each "`db`.`table`").
+Status Truncate(MYSQL* m, const std::vector<std::string>& tables);
 // A counter of SHOW GLOBAL STATUS, e.g. Com_insert (INSERT statements run).
 Result<uint64_t> GlobalStatus(MYSQL* m, std::string_view name);
 // INSERT and REPLACE statements the server ran so far (safe mode writes

@@ -240,20 +240,6 @@ class Cluster {
   std::vector<std::string> tables_;
 };
 
-Result<uint64_t> CountRows(MYSQL* m, const std::vector<std::string>& tables) {
-  uint64_t total = 0;
-  for (const std::string& t : tables) {
-    ASSIGN_OR_RETURN(std::string n, QueryValue(m, "SELECT COUNT(*) FROM " + t));
-    total += std::strtoull(n.c_str(), nullptr, 10);
-  }
-  return total;
-}
-
-Status Truncate(MYSQL* m, const std::vector<std::string>& tables) {
-  for (const std::string& t : tables) RETURN_IF_ERROR(Exec(m, "TRUNCATE TABLE " + t));
-  return Status::Ok();
-}
-
 // The handles 1..n (sequential across the tables) that no table holds, as
 // ranges, for a run that lost rows: a contiguous range points at one span's
 // scan or store, scattered transactions at the sink.

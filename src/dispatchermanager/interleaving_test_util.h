@@ -1,11 +1,13 @@
 // What the seeded interleaving tests share: the seed list they run
 // (SLUICE_INTERLEAVING_SEEDS, e.g. "1-5000" or "7,12,40-50") and a scope
-// that silences logging while thousands of seeds run. Test-only;
+// that silences logging while thousands of seeds run, and their random
+// source. Test-only;
 // thread-compatible.
 #pragma once
 
 #include <cstdint>
 #include <cstdlib>
+#include <random>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -41,6 +43,21 @@ inline std::string SeedSpec(const char* fallback) {
   const char* env = std::getenv("SLUICE_INTERLEAVING_SEEDS");
   return env != nullptr && *env != '\0' ? env : fallback;
 }
+
+// A seeded random source, deterministic across standard libraries (no
+// std::*_distribution).
+class Rng {
+ public:
+  explicit Rng(uint64_t seed) : engine_(seed) {}
+  uint64_t Below(uint64_t n) { return engine_() % n; }
+  int64_t Between(int64_t lo, int64_t hi) {
+    return lo + static_cast<int64_t>(Below(static_cast<uint64_t>(hi - lo + 1)));
+  }
+  bool Percent(int p) { return Below(100) < static_cast<uint64_t>(p); }
+
+ private:
+  std::mt19937_64 engine_;
+};
 
 // Logging off for the scope's life.
 class QuietLogs {

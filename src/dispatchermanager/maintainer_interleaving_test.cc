@@ -57,6 +57,8 @@
 namespace sluice::dispatchermanager {
 namespace {
 
+using testing::Rng;
+
 // Names are specific to this file: it shares unity batches with the other
 // tests of this folder (race_test.cc has its own `Maintainer`).
 using testing::Did;
@@ -184,20 +186,6 @@ class MaintainerSim {
   static constexpr int64_t kCapMs = 60000;
   static constexpr int kMaxEvents = 500000;
   static constexpr size_t kTraceLines = 20;
-
-  // Deterministic across standard libraries (no std::*_distribution).
-  class Rng {
-   public:
-    explicit Rng(uint64_t seed) : engine_(seed) {}
-    uint64_t Below(uint64_t n) { return engine_() % n; }
-    int64_t Between(int64_t lo, int64_t hi) {
-      return lo + static_cast<int64_t>(Below(static_cast<uint64_t>(hi - lo + 1)));
-    }
-    bool Percent(int p) { return Below(100) < static_cast<uint64_t>(p); }
-
-   private:
-    std::mt19937_64 engine_;
-  };
 
   using Request =
       std::variant<BootstrapRequest, PostBootstrapRequest, ScheduleRequest, CloseRequest>;
