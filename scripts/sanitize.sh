@@ -42,7 +42,7 @@ esac
 
 source scripts/sanitizer-env.sh
 # The sink tests write to a real MariaDB (scripts/services.sh).
-export SLUICE_SERVICES=${SLUICE_SERVICES-mariadb}
+export SLUICE_SERVICES=${SLUICE_SERVICES-mariadb etcd}
 source scripts/services.sh
 services_start
 trap services_stop EXIT

@@ -5,7 +5,8 @@
 # Each service exports the variables its tests read; tests that need a service
 # that is not running skip with a message naming the variable.
 #
-#   etcd     SLUICE_TEST_ETCD=127.0.0.1:23790
+#   etcd     SLUICE_TEST_ETCD=127.0.0.1:<port>  (port 23790, or the next free
+#            one; SLUICE_ETCD_PORT overrides)
 #   mariadb  SLUICE_TEST_MYSQL=mysql://root@127.0.0.1:<port>/  (port 33060, or
 #            the next free one; SLUICE_MARIADB_PORT overrides)
 
@@ -75,6 +76,48 @@ services_start_mariadb() {
   return 1
 }
 
+# Starts a private single-member etcd (Debian's etcd-server) with its data
+# under $1, on the first free client/peer port pair from 23790/23800
+# (SLUICE_ETCD_PORT overrides), and waits until it answers. Short raft ticks
+# keep etcd's minimum lease TTL at one second, so lease tests stay short.
+services_start_etcd() {
+  local dir=$1
+  if ! command -v etcd >/dev/null; then
+    echo "services: etcd is not installed (scripts/install-deps.sh)" >&2
+    return 1
+  fi
+  mkdir -p "$dir"
+  local port=${SLUICE_ETCD_PORT:-23790}
+  local attempt i pid
+  for ((attempt = 0; attempt < 20; attempt++, port += 2)); do
+    if _services_port_busy "$port" || _services_port_busy $((port + 10)); then continue; fi
+    etcd --name sluice-test --data-dir "$dir/data" \
+      --listen-client-urls "http://127.0.0.1:$port" \
+      --advertise-client-urls "http://127.0.0.1:$port" \
+      --listen-peer-urls "http://127.0.0.1:$((port + 10))" \
+      --initial-advertise-peer-urls "http://127.0.0.1:$((port + 10))" \
+      --initial-cluster "sluice-test=http://127.0.0.1:$((port + 10))" \
+      --heartbeat-interval 50 --election-timeout 500 >"$dir/etcd.log" 2>&1 &
+    pid=$!
+    for ((i = 0; i < 200; i++)); do
+      if ETCDCTL_API=3 etcdctl --endpoints "127.0.0.1:$port" endpoint health >/dev/null 2>&1; then
+        _services_pids+=("$pid")
+        export SLUICE_TEST_ETCD="127.0.0.1:$port"
+        return 0
+      fi
+      if ! kill -0 "$pid" 2>/dev/null; then break; fi
+      sleep 0.1
+    done
+    kill "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+    if ! grep -q "address already in use" "$dir/etcd.log" 2>/dev/null; then break; fi
+    rm -rf "$dir/data"
+  done
+  echo "services: etcd did not start, see $dir/etcd.log" >&2
+  tail -n 30 "$dir/etcd.log" >&2 || true
+  return 1
+}
+
 # Asks mariadbd to shut down (flushes InnoDB); the caller waits for the pid.
 services_stop_mariadb() {
   if [[ -z "$_services_mariadb_sock" ]]; then return 0; fi
@@ -90,12 +133,7 @@ services_start() {
   for s in $SLUICE_SERVICES; do
     case "$s" in
       etcd)
-        etcd --data-dir "$_services_dir/etcd" \
-          --listen-client-urls http://127.0.0.1:23790 \
-          --advertise-client-urls http://127.0.0.1:23790 \
-          --listen-peer-urls http://127.0.0.1:23800 >"$_services_dir/etcd.log" 2>&1 &
-        _services_pids+=($!)
-        export SLUICE_TEST_ETCD=127.0.0.1:23790
+        services_start_etcd "$_services_dir/etcd" || return 1
         ;;
       mariadb)
         services_start_mariadb "$_services_dir/mariadb" || return 1

@@ -29,7 +29,7 @@ source scripts/sanitizer-env.sh
 # Services the tests need (etcd, MariaDB) are started and stopped by
 # scripts/services.sh; the tests find them through SLUICE_TEST_* variables.
 # The MySQL sink tests need MariaDB; SLUICE_SERVICES= (empty) starts nothing.
-export SLUICE_SERVICES=${SLUICE_SERVICES-mariadb}
+export SLUICE_SERVICES=${SLUICE_SERVICES-mariadb etcd}
 source scripts/services.sh
 services_start
 trap services_stop EXIT

@@ -11,132 +11,28 @@ namespace {
 
 using std::chrono::seconds;
 
-std::vector<std::string> Keys(const std::vector<WatchEvent>& events) {
-  std::vector<std::string> keys;
-  for (const WatchEvent& e : events) keys.push_back(e.kv.key);
-  return keys;
-}
-
-TEST_F(MetaStoreTest, RevisionsAreMonotonicAndPerKey) {
+// The embedded store's own facts: revisions count from 1 and watch history
+// survives a reopen. The rest of the contract: metastore_contract_test.cc.
+TEST_F(MetaStoreTest, RevisionsCountFromOneAndWatchResumesAfterReopen) {
   EXPECT_EQ(*store_->CurrentRevision(), 0);
-  EXPECT_EQ(*store_->Put("a", "1"), 1);
-  EXPECT_EQ(*store_->Put("b", "1"), 2);
-  EXPECT_EQ(*store_->Put("a", "2"), 3);
-  std::optional<KeyValue> a = *store_->Get("a");
-  ASSERT_TRUE(a.has_value());
-  EXPECT_EQ(a->value, "2");
-  EXPECT_EQ(a->create_revision, 1);
-  EXPECT_EQ(a->mod_revision, 3);
-  EXPECT_EQ(a->version, 2);
-  // Deleting a missing key commits nothing.
-  EXPECT_EQ(*store_->Delete("missing"), 3);
-  EXPECT_EQ(*store_->Delete("a"), 4);
-  EXPECT_FALSE(store_->Get("a")->has_value());
-  // A re-created key starts a new life.
-  EXPECT_EQ(*store_->Put("a", "3"), 5);
-  EXPECT_EQ((*store_->Get("a"))->create_revision, 5);
-  EXPECT_EQ((*store_->Get("a"))->version, 1);
-}
-
-TEST_F(MetaStoreTest, TxnCompareAndSwap) {
-  ASSERT_TRUE(store_->Put("epoch", "1").ok());
-  const Revision rev = (*store_->Get("epoch"))->mod_revision;
-
-  TxnRequest cas;
-  cas.compares = {Compare::ModRevisionIs("epoch", rev)};
-  cas.success = {TxnOp::Put("epoch", "2")};
-  cas.failure = {TxnOp::Put("lost", "yes")};
-  Result<TxnResponse> won = store_->Txn(cas);
-  ASSERT_TRUE(won.ok());
-  EXPECT_TRUE(won->succeeded);
-  EXPECT_EQ(won->revision, rev + 1);
-
-  // The same compare now fails and runs the failure branch.
-  Result<TxnResponse> lost = store_->Txn(cas);
-  ASSERT_TRUE(lost.ok());
-  EXPECT_FALSE(lost->succeeded);
-  EXPECT_EQ((*store_->Get("epoch"))->value, "2");
-  EXPECT_EQ((*store_->Get("lost"))->value, "yes");
-
-  TxnRequest by_value;
-  by_value.compares = {Compare::ValueIs("epoch", "2"), Compare::Absent("fresh")};
-  by_value.success = {TxnOp::Put("fresh", "x"), TxnOp::Delete("lost")};
-  ASSERT_TRUE(store_->Txn(by_value)->succeeded);
-  EXPECT_FALSE(store_->Get("lost")->has_value());
-  EXPECT_FALSE(store_->Txn(by_value)->succeeded);  // "fresh" exists now.
-
-  // As in etcd, a value compare on a missing key fails whatever the op.
-  Compare not_equal = Compare::ValueIs("nobody", "x");
-  not_equal.op = Compare::Op::kNotEqual;
-  TxnRequest on_missing;
-  on_missing.compares = {not_equal};
-  EXPECT_FALSE(store_->Txn(on_missing)->succeeded);
-
-  // A failed compare with an empty failure branch commits nothing.
-  const Revision before = *store_->CurrentRevision();
-  EXPECT_EQ(store_->Txn(by_value)->revision, before);
-}
-
-TEST_F(MetaStoreTest, TxnRejectsBadWrites) {
-  TxnRequest twice;
-  twice.success = {TxnOp::Put("k", "1"), TxnOp::Put("k", "2")};
-  EXPECT_EQ(store_->Txn(twice).status().code(), Code::kInvalidArgument);
-  TxnRequest empty_key;
-  empty_key.success = {TxnOp::Put("", "1")};
-  EXPECT_EQ(store_->Txn(empty_key).status().code(), Code::kInvalidArgument);
-  EXPECT_EQ(store_->Put("k", "v", LeaseId(42)).status().code(), Code::kNotFound);
-  EXPECT_EQ(*store_->CurrentRevision(), 0);
-}
-
-TEST_F(MetaStoreTest, GetPrefixReturnsKeyOrder) {
-  for (const char* key : {"/a/2", "/b/1", "/a/1", "/a", "/a/3/x"}) {
-    ASSERT_TRUE(store_->Put(key, key).ok());
-  }
-  Result<RangeResult> range = store_->GetPrefix("/a/");
-  ASSERT_TRUE(range.ok());
-  std::vector<std::string> keys;
-  for (const KeyValue& kv : range->kvs) keys.push_back(kv.key);
-  EXPECT_EQ(keys, (std::vector<std::string>{"/a/1", "/a/2", "/a/3/x"}));
-  EXPECT_EQ(range->revision, 5);
-  EXPECT_EQ(store_->GetPrefix("")->kvs.size(), 5u);
-}
-
-TEST_F(MetaStoreTest, WatchDeliversInOrderAndResumes) {
   Result<std::unique_ptr<WatchCursor>> cursor = store_->Watch("/w/", 0);
   ASSERT_TRUE(cursor.ok());
   EXPECT_TRUE((*cursor)->Poll()->empty());
-  ASSERT_TRUE(store_->Put("/w/1", "a").ok());  // Revision 1.
+  EXPECT_EQ(*store_->Put("/w/1", "a"), 1);
+  EXPECT_EQ(*store_->Delete("missing"), 1);  // Deleting nothing commits nothing.
   ASSERT_TRUE(store_->Put("/other", "x").ok());
   TxnRequest txn;
   txn.success = {TxnOp::Put("/w/3", "c"), TxnOp::Delete("/w/1"), TxnOp::Put("/w/2", "b")};
-  ASSERT_TRUE(store_->Txn(txn).ok());  // Revision 3.
-
-  Result<std::vector<WatchEvent>> events = (*cursor)->Poll();
-  ASSERT_TRUE(events.ok());
-  EXPECT_EQ(Keys(*events), (std::vector<std::string>{"/w/1", "/w/3", "/w/1", "/w/2"}));
-  EXPECT_EQ((*events)[0].kv.mod_revision, 1);
-  EXPECT_EQ((*events)[2].type, WatchEvent::Type::kDelete);
-  EXPECT_EQ((*events)[2].kv.mod_revision, 3);
+  EXPECT_EQ(store_->Txn(txn)->revision, 3);
+  // Poll sees every committed event at once.
+  EXPECT_EQ(Keys(*(*cursor)->Poll()), (std::vector<std::string>{"/w/1", "/w/3", "/w/1", "/w/2"}));
   EXPECT_EQ((*cursor)->next_revision(), 4);
-  EXPECT_TRUE((*cursor)->Poll()->empty());
 
-  // A new watch from revision 2 sees revision 3 only, also after a restart.
   cursor->reset();
   ASSERT_TRUE(Reopen().ok());
   Result<std::unique_ptr<WatchCursor>> resumed = store_->Watch("/w/", 2);
   ASSERT_TRUE(resumed.ok());
   EXPECT_EQ(Keys(*(*resumed)->Poll()), (std::vector<std::string>{"/w/3", "/w/1", "/w/2"}));
-}
-
-TEST_F(MetaStoreTest, WatchNextWaitsForAWrite) {
-  std::unique_ptr<WatchCursor> cursor = std::move(store_->Watch("/w/", 0)).value();
-  Result<std::vector<WatchEvent>> got = Cancelled("not run");
-  std::thread watcher([&] { got = cursor->Next(CancelToken(), Clock::TimePoint::max()); });
-  ASSERT_TRUE(store_->Put("/x", "ignored").ok());
-  ASSERT_TRUE(store_->Put("/w/k", "v").ok());
-  watcher.join();
-  ASSERT_TRUE(got.ok()) << got.status().ToString();
-  EXPECT_EQ(Keys(*got), std::vector<std::string>{"/w/k"});
 }
 
 TEST_F(MetaStoreTest, WatchNextTimesOutOnTheClockAndCancels) {
@@ -200,25 +96,6 @@ TEST_F(MetaStoreTest, LeaseExpiryDeletesItsKeysInOneRevision) {
   EXPECT_EQ(store_->LeaseTimeToLive(lease.id).status().code(), Code::kNotFound);
 }
 
-TEST_F(MetaStoreTest, RevokeLeaseAndRebindKey) {
-  LeaseGrant a = *store_->GrantLease(seconds(10));
-  LeaseGrant b = *store_->GrantLease(seconds(10));
-  ASSERT_TRUE(store_->Put("k1", "v", a.id).ok());
-  ASSERT_TRUE(store_->Put("k2", "v", a.id).ok());
-  ASSERT_TRUE(store_->Put("k2", "v", b.id).ok());  // Moves k2 to lease b.
-  ASSERT_TRUE(store_->RevokeLease(a.id).ok());
-  EXPECT_FALSE(store_->Get("k1")->has_value());
-  EXPECT_TRUE(store_->Get("k2")->has_value());
-  EXPECT_EQ(store_->RevokeLease(a.id).code(), Code::kNotFound);
-  // A lease without keys goes without a revision.
-  LeaseGrant c = *store_->GrantLease(seconds(1));
-  const Revision before = *store_->CurrentRevision();
-  ASSERT_TRUE(store_->RevokeLease(c.id).ok());
-  EXPECT_EQ(*store_->CurrentRevision(), before);
-  EXPECT_EQ(store_->GrantLease(std::chrono::microseconds(10)).status().code(),
-            Code::kInvalidArgument);
-}
-
 TEST_F(MetaStoreTest, ReopenKeepsEverythingCommitted) {
   LeaseGrant lease = *store_->GrantLease(seconds(10));
   ASSERT_TRUE(store_->Put("a", "1").ok());
@@ -266,31 +143,6 @@ TEST_F(MetaStoreTest, StopWakesWatchersAndRefusesCalls) {
   EXPECT_EQ(store_->Put("a", "1").status().code(), Code::kCancelled);
   EXPECT_EQ(store_->Get("a").status().code(), Code::kCancelled);
   cursor.reset();
-}
-
-TEST_F(MetaStoreTest, ConcurrentCasIncrementsLoseNothing) {
-  constexpr int kThreads = 4;
-  constexpr int kIncrements = 50;
-  ASSERT_TRUE(store_->Put("counter", "0").ok());
-  std::vector<std::thread> threads;
-  std::atomic<int> aborted{0};
-  for (int t = 0; t < kThreads; ++t) {
-    threads.emplace_back([&] {
-      for (int done = 0; done < kIncrements;) {
-        KeyValue kv = **store_->Get("counter");
-        TxnRequest txn;
-        txn.compares = {Compare::ModRevisionIs("counter", kv.mod_revision)};
-        txn.success = {TxnOp::Put("counter", std::to_string(std::stoi(kv.value) + 1))};
-        if (store_->Txn(txn)->succeeded)
-          ++done;
-        else
-          ++aborted;
-      }
-    });
-  }
-  for (std::thread& t : threads) t.join();
-  EXPECT_EQ((*store_->Get("counter"))->value, std::to_string(kThreads * kIncrements));
-  EXPECT_EQ(*store_->CurrentRevision(), 1 + kThreads * kIncrements);
 }
 
 }  // namespace
