@@ -60,7 +60,7 @@ Status ApplyPullerTable(const toml::table& table, const std::string& path, const
 }
 
 // Applies TiCDC's server config file keys (addr, advertise-addr, data-dir,
-// gc-ttl, cluster-id, log-level) and Sluice's [puller] table to the options;
+// gc-ttl, capture-session-ttl, cluster-id, log-level) and Sluice's [puller] table to the options;
 // flags given on the command line win. Unknown keys and wrong types are
 // errors naming key and line.
 Status ApplyConfigFile(const std::string& path, const CLI::App& app, server::ServerOptions* options,
@@ -94,6 +94,15 @@ Status ApplyConfigFile(const std::string& path, const CLI::App& app, server::Ser
       if (!flag_given("--gc-ttl")) options->gc_ttl_seconds = *v;
       continue;
     }
+    if (k == "capture-session-ttl") {
+      std::optional<int64_t> v = node.value<int64_t>();
+      if (!v.has_value() || *v <= 0 || *v > 3600) {
+        return InvalidArgument(where + ": expected seconds in 1..3600");
+      }
+      if (!flag_given("--capture-session-ttl"))
+        options->capture_session_ttl = std::chrono::seconds(*v);
+      continue;
+    }
     std::optional<std::string> v = node.value<std::string>();
     if (k != "addr" && k != "advertise-addr" && k != "data-dir" && k != "cluster-id" &&
         k != "log-level") {
@@ -118,6 +127,14 @@ int RunServer(const std::vector<std::string>& args) {
   std::string log_level = "info";
   CLI::App app("sluice server: run a Sluice node", "sluice server");
   app.add_option("--pd", pd, "PD endpoints, comma-separated");
+  std::string etcd;
+  app.add_option("--etcd", etcd,
+                 "etcd endpoints of the cluster's metastore, comma-separated (Sluice's own flag; "
+                 "default: none, one node on the embedded store under --data-dir)");
+  int64_t session_ttl_s = 10;
+  app.add_option("--capture-session-ttl", session_ttl_s,
+                 "seconds a node may go silent before the others take its place (default 10)")
+      ->check(CLI::Range(int64_t{1}, int64_t{3600}));
   app.add_option("--addr", options.addr, "HTTP API address (host:port)");
   app.add_option("--advertise-addr", options.advertise_addr, "address other nodes use");
   app.add_option("--data-dir", options.data_dir, "data directory");
@@ -141,6 +158,13 @@ int RunServer(const std::vector<std::string>& args) {
     return app.exit(e) == 0 ? 0 : 2;
   }
   options.pd_endpoints = PdEndpoints(pd);
+  for (size_t begin = 0; begin < etcd.size();) {
+    size_t end = etcd.find(',', begin);
+    if (end == std::string::npos) end = etcd.size();
+    if (end > begin) options.etcd_endpoints.push_back(etcd.substr(begin, end - begin));
+    begin = end + 1;
+  }
+  options.capture_session_ttl = std::chrono::seconds(session_ttl_s);
   if (!config_file.empty()) {
     if (Status s = ApplyConfigFile(config_file, app, &options, &log_level); !s.ok()) {
       std::cerr << "sluice server: " << s.ToString() << "\n";

@@ -30,6 +30,7 @@ inline constexpr std::string_view kErrEtcdTryAgain = "CDC:ErrEtcdTryAgain";
 inline constexpr std::string_view kErrPdEtcdApiError = "CDC:ErrPDEtcdAPIError";
 inline constexpr std::string_view kErrUpstreamNotFound = "CDC:ErrUpstreamNotFound";
 inline constexpr std::string_view kErrInternalServerError = "CDC:ErrInternalServerError";
+inline constexpr std::string_view kErrOwnerNotFound = "CDC:ErrOwnerNotFound";
 
 // One failed request. `message` is the full error_msg, "[code]text".
 struct ApiError {

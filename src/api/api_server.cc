@@ -35,6 +35,13 @@ httplib::Server::Handler Guarded(F f) {
   };
 }
 
+// 503 CDC:ErrOwnerNotFound: retry later (an election or a failover is on).
+Reply OwnerNotFound(const std::string& text) {
+  ApiError error = MakeError(kErrOwnerNotFound, text);
+  error.http_status = 503;
+  return ErrorReply(error);
+}
+
 // ?namespace= (or TiCDC's newer ?keyspace=); "" when absent.
 ApiOr<std::string> QueryNamespace(const httplib::Request& req) {
   const std::string ns = req.get_param_value("namespace");
@@ -84,17 +91,99 @@ std::string MethodLabel(const std::string& method) {
 
 }  // namespace
 
-ApiServer::ApiServer(ApiOptions options)
-    : options_(std::move(options)),
-      changefeeds_(ChangefeedApiOptions{options_.coordinator, options_.sink_schemes,
-                                        options_.upstream_id, options_.self.version,
-                                        [this](const NodeId& node) { return NodeAddress(node); }}) {
+ApiServer::ApiServer(ApiOptions options) : options_(std::move(options)) {
+  if (options_.coordinator != nullptr) {
+    changefeeds_ = std::make_unique<ChangefeedApi>(ChangefeedOptions(options_.coordinator));
+  }
+}
+
+ChangefeedApiOptions ApiServer::ChangefeedOptions(coordinator::Coordinator* coordinator) {
+  return ChangefeedApiOptions{coordinator, options_.sink_schemes, options_.upstream_id,
+                              options_.self.version,
+                              [this](const NodeId& node) { return NodeAddress(node); }};
+}
+
+void ApiServer::SetCoordinator(coordinator::Coordinator* coordinator) {
+  std::unique_ptr<ChangefeedApi> fresh;
+  if (coordinator != nullptr) {
+    fresh = std::make_unique<ChangefeedApi>(ChangefeedOptions(coordinator));
+  }
+  MutexLock lock(&coord_mu_);
+  // Requests that took the old one finish first; new ones see the new one.
+  while (in_flight_ > 0) coord_cv_.Wait(&coord_mu_);
+  changefeeds_ = std::move(fresh);
+}
+
+template <typename F>
+Reply ApiServer::OnOwner(const httplib::Request& req, F f) {
+  const ChangefeedApi* api = nullptr;
+  {
+    MutexLock lock(&coord_mu_);
+    if (changefeeds_ != nullptr) {
+      api = changefeeds_.get();
+      ++in_flight_;
+    }
+  }
+  if (api == nullptr) return ForwardToOwner(req);
+  Reply reply;
+  try {
+    reply = f(*api);
+  } catch (...) {
+    MutexLock lock(&coord_mu_);
+    if (--in_flight_ == 0) coord_cv_.SignalAll();
+    throw;  // Guarded() turns it into a 500.
+  }
+  MutexLock lock(&coord_mu_);
+  if (--in_flight_ == 0) coord_cv_.SignalAll();
+  return reply;
+}
+
+Reply ApiServer::ForwardToOwner(const httplib::Request& req) {
+  constexpr const char* kForwardedHeader = "X-Sluice-Forwarded-From";
+  const std::optional<std::string> owner = options_.cluster->OwnerAddress();
+  if (!owner.has_value() || req.has_header(kForwardedHeader)) {
+    return OwnerNotFound(owner.has_value()
+                             ? "this node is not the owner, and the request was forwarded already"
+                             : "this node is not the owner, and no owner is known");
+  }
+  httplib::Client client("http://" + *owner);
+  client.set_connection_timeout(std::chrono::seconds(5));
+  client.set_read_timeout(std::chrono::seconds(60));
+  httplib::Headers headers = {{kForwardedHeader, SelfId().value()}};
+  std::string content_type = req.get_header_value("Content-Type");
+  if (content_type.empty()) content_type = "application/json";
+  const char* target = req.target.c_str();
+  auto send = [&]() -> std::optional<httplib::Result> {
+    if (req.method == "GET") return client.Get(target, headers);
+    if (req.method == "POST") return client.Post(target, headers, req.body, content_type.c_str());
+    if (req.method == "PUT") return client.Put(target, headers, req.body, content_type.c_str());
+    if (req.method == "DELETE") {
+      return client.Delete(target, headers, req.body, content_type.c_str());
+    }
+    return std::nullopt;
+  };
+  std::optional<httplib::Result> res = send();
+  if (!res.has_value()) {
+    return ErrorReply(MakeError(kErrApiInvalidParam, "method " + req.method + " not forwarded"));
+  }
+  if (!*res) {
+    return OwnerNotFound("cannot reach the owner at " + *owner + ": " +
+                         httplib::to_string(res->error()));
+  }
+  const httplib::Response& answer = res->value();
+  std::string answer_type = answer.get_header_value("Content-Type");
+  return Reply{answer.status, answer.body, answer_type.empty() ? "application/json" : answer_type};
+}
+
+NodeId ApiServer::SelfId() const {
+  NodeId id = options_.cluster->SelfId();
+  return id.value().empty() ? options_.self.id : id;
 }
 
 ApiServer::~ApiServer() { Stop(); }
 
 Result<std::unique_ptr<ApiServer>> ApiServer::Start(ApiOptions options) {
-  if (options.coordinator == nullptr || options.cluster == nullptr || options.metrics == nullptr) {
+  if (options.cluster == nullptr || options.metrics == nullptr) {
     return InvalidArgument("api server options miss a dependency");
   }
   if (options.host.empty()) return InvalidArgument("api server: empty host");
@@ -183,36 +272,39 @@ void ApiServer::RegisterServerRoutes() {
 
 void ApiServer::RegisterChangefeedRoutes() {
   httplib::Server& s = *server_;
-  const ChangefeedApi* api = &changefeeds_;
-  s.Get("/api/v2/changefeeds/?", Guarded([api](const httplib::Request& req) {
-          ApiOr<std::string> ns = QueryNamespace(req);
-          if (!ns.ok()) return ErrorReply(ns.error());
-          return api->List(ns->empty() ? "default" : *ns, req.get_param_value("state"));
+  s.Get("/api/v2/changefeeds/?", Guarded([this](const httplib::Request& req) {
+          return OnOwner(req, [&](const ChangefeedApi& api) {
+            ApiOr<std::string> ns = QueryNamespace(req);
+            if (!ns.ok()) return ErrorReply(ns.error());
+            return api.List(ns->empty() ? "default" : *ns, req.get_param_value("state"));
+          });
         }));
-  s.Post("/api/v2/changefeeds/?", Guarded([api](const httplib::Request& req) {
-           ApiOr<std::string> ns = QueryNamespace(req);
-           return ns.ok() ? api->Create(*ns, req.body) : ErrorReply(ns.error());
+  s.Post("/api/v2/changefeeds/?", Guarded([this](const httplib::Request& req) {
+           return OnOwner(req, [&](const ChangefeedApi& api) {
+             ApiOr<std::string> ns = QueryNamespace(req);
+             return ns.ok() ? api.Create(*ns, req.body) : ErrorReply(ns.error());
+           });
          }));
+  // A route on /api/v2/changefeeds/{id}[/...], served by the owner.
+  auto on_id = [this](auto f) {
+    return WithId([this, f](const meta::ChangefeedId& id, const httplib::Request& req) {
+      return OnOwner(req, [&](const ChangefeedApi& api) { return f(api, id, req); });
+    });
+  };
+  using Req = const httplib::Request&;
+  using Id = const meta::ChangefeedId&;
   const std::string id_route = kIdRoute;
-  s.Get(id_route + "/?", WithId([api](const meta::ChangefeedId& id, const httplib::Request&) {
-          return api->Get(id);
-        }));
-  s.Put(id_route + "/?", WithId([api](const meta::ChangefeedId& id, const httplib::Request& req) {
-          return api->Update(id, req.body);
-        }));
-  s.Delete(id_route + "/?", WithId([api](const meta::ChangefeedId& id, const httplib::Request&) {
-             return api->Remove(id);
-           }));
-  s.Post(id_route + "/pause/?", WithId([api](const meta::ChangefeedId& id,
-                                             const httplib::Request&) { return api->Pause(id); }));
+  s.Get(id_route + "/?", on_id([](const ChangefeedApi& api, Id id, Req) { return api.Get(id); }));
+  s.Put(id_route + "/?",
+        on_id([](const ChangefeedApi& api, Id id, Req req) { return api.Update(id, req.body); }));
+  s.Delete(id_route + "/?",
+           on_id([](const ChangefeedApi& api, Id id, Req) { return api.Remove(id); }));
+  s.Post(id_route + "/pause/?",
+         on_id([](const ChangefeedApi& api, Id id, Req) { return api.Pause(id); }));
   s.Post(id_route + "/resume/?",
-         WithId([api](const meta::ChangefeedId& id, const httplib::Request& req) {
-           return api->Resume(id, req.body);
-         }));
+         on_id([](const ChangefeedApi& api, Id id, Req req) { return api.Resume(id, req.body); }));
   s.Get(id_route + "/status/?",
-        WithId([api](const meta::ChangefeedId& id, const httplib::Request&) {
-          return api->GetStatus(id);
-        }));
+        on_id([](const ChangefeedApi& api, Id id, Req) { return api.GetStatus(id); }));
 }
 
 void ApiServer::OnRequestDone(const httplib::Request& req, const httplib::Response& res) {
@@ -228,10 +320,10 @@ Reply ApiServer::ServerStatus() {
   const std::optional<NodeId> owner = options_.cluster->Owner();
   Json body = {{"version", options_.self.version},
                {"git_hash", options_.self.git_hash},
-               {"id", options_.self.id.value()},
+               {"id", SelfId().value()},
                {"cluster_id", options_.cluster->ClusterId()},
                {"pid", options_.self.pid},
-               {"is_owner", owner.has_value() && *owner == options_.self.id},
+               {"is_owner", owner.has_value() && *owner == SelfId()},
                {"liveness", static_cast<int>(options_.cluster->SelfLiveness())}};
   return Reply{200, Dump(body), "application/json"};
 }

@@ -54,6 +54,12 @@ class ClusterInfo {
   virtual std::string ClusterId() = 0;
   // This node's liveness; /api/v2/health is 200 only while alive.
   virtual Liveness SelfLiveness() { return Liveness::kAlive; }
+  // This node's capture id now (it changes when the node re-registers after
+  // losing its session); empty: ServerIdentity::id.
+  virtual NodeId SelfId() { return NodeId(); }
+  // The owner's API address ("host:port"), where a node without the
+  // coordinator forwards the changefeed routes; nullopt if unknown.
+  virtual std::optional<std::string> OwnerAddress() { return std::nullopt; }
 };
 
 // This node, as /api/v2/status reports it.
@@ -68,6 +74,8 @@ struct ServerIdentity {
 struct ApiOptions {
   std::string host = "127.0.0.1";
   int port = 8300;  // 0: any free port; see ApiServer::port().
+  // The coordinator, on the owner; null on the other nodes, which forward
+  // the changefeed routes to the owner (see SetCoordinator()).
   coordinator::Coordinator* coordinator = nullptr;
   ClusterInfo* cluster = nullptr;
   // PD's TSO for POST /api/v2/tso; must be thread-safe. Null: that route
@@ -98,6 +106,13 @@ class ApiServer {
   // thread. Idempotent.
   void Stop() EXCLUDES(mu_);
 
+  // This node gained (non-null) or lost (null) the coordinator. Without one,
+  // the changefeed routes are forwarded to the owner (at most one hop: a
+  // forwarded request that meets another non-owner gets 503
+  // CDC:ErrOwnerNotFound). Returns once no request uses the old coordinator
+  // any more, so the caller may then destroy it.
+  void SetCoordinator(coordinator::Coordinator* coordinator) EXCLUDES(coord_mu_);
+
   // The bound port (the chosen one when options.port was 0).
   int port() const { return port_; }
   std::string address() const { return options_.host + ":" + std::to_string(port_); }
@@ -115,9 +130,19 @@ class ApiServer {
   Reply Captures();
   Reply QueryTso(const std::string& body);
   std::string NodeAddress(const NodeId& node);
+  NodeId SelfId() const;
+  // Runs `f` with the changefeed routes of this node's coordinator, or
+  // forwards the request to the owner when there is none.
+  template <typename F>
+  Reply OnOwner(const httplib::Request& req, F f) EXCLUDES(coord_mu_);
+  Reply ForwardToOwner(const httplib::Request& req);
+  ChangefeedApiOptions ChangefeedOptions(coordinator::Coordinator* coordinator);
 
   const ApiOptions options_;
-  const ChangefeedApi changefeeds_;
+  Mutex coord_mu_;
+  CondVar coord_cv_;  // in_flight_ dropped.
+  std::unique_ptr<ChangefeedApi> changefeeds_ GUARDED_BY(coord_mu_);
+  int in_flight_ GUARDED_BY(coord_mu_) = 0;  // Requests using changefeeds_.
   std::unique_ptr<httplib::Server> server_;
   CounterFamily* requests_ = nullptr;
   int port_ = 0;

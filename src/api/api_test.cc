@@ -40,6 +40,14 @@ class FakeCluster final : public ClusterInfo {
     MutexLock lock(&mu_);
     liveness_ = l;
   }
+  std::optional<std::string> OwnerAddress() override {
+    MutexLock lock(&mu_);
+    return owner_address_;
+  }
+  void SetOwnerAddress(std::optional<std::string> address) {
+    MutexLock lock(&mu_);
+    owner_address_ = std::move(address);
+  }
 
  private:
   Mutex mu_;
@@ -48,6 +56,7 @@ class FakeCluster final : public ClusterInfo {
       {NodeId("node-b"), "10.0.0.2:8300", "v8.5.0", "abc", "/opt", 2}};
   std::optional<NodeId> owner_ GUARDED_BY(mu_) = NodeId("node-a");
   Liveness liveness_ GUARDED_BY(mu_) = Liveness::kAlive;
+  std::optional<std::string> owner_address_ GUARDED_BY(mu_);
 };
 
 // PD's TSO for the API's workers: thread-safe, fails on command. (The
@@ -616,12 +625,61 @@ TEST_F(ApiTest, StartFailsWithTypedErrors) {
   ApiOptions bad_port = ServerOptions();
   bad_port.port = 70000;
   EXPECT_EQ(ApiServer::Start(bad_port).status().code(), Code::kInvalidArgument);
-  ApiOptions no_coord = ServerOptions();
-  no_coord.coordinator = nullptr;
-  EXPECT_EQ(ApiServer::Start(no_coord).status().code(), Code::kInvalidArgument);
+  ApiOptions no_cluster = ServerOptions();
+  no_cluster.cluster = nullptr;
+  EXPECT_EQ(ApiServer::Start(no_cluster).status().code(), Code::kInvalidArgument);
   ApiOptions bad_host = ServerOptions();
   bad_host.host = "256.1.1.1";
   EXPECT_EQ(ApiServer::Start(bad_host).status().code(), Code::kUnavailable);
+}
+
+// A node without the coordinator forwards the changefeed routes to the
+// owner, one hop at most, and serves them itself once it has one.
+TEST_F(ApiTest, AStandbyForwardsChangefeedRoutesToTheOwner) {
+  ApiOptions standby_options = ServerOptions();
+  standby_options.coordinator = nullptr;
+  standby_options.self.id = NodeId("node-b");
+  std::unique_ptr<ApiServer> standby = std::move(ApiServer::Start(standby_options)).value();
+  httplib::Client client("127.0.0.1", standby->port());
+  auto call = [&](const std::string& method, const std::string& path, const std::string& body,
+                  const httplib::Headers& headers = {}) {
+    Sync();
+    httplib::Result r = method == "GET"
+                            ? client.Get(path.c_str(), headers)
+                            : client.Post(path.c_str(), headers, body, "application/json");
+    Sync();
+    Resp out;
+    if (!r) return out;
+    out.status = r->status;
+    out.raw = r->body;
+    out.body = Json::parse(r->body, nullptr, false);
+    return out;
+  };
+
+  // No owner known: typed 503, retryable.
+  ExpectError(call("GET", "/api/v2/changefeeds", ""), 503, kErrOwnerNotFound);
+  // Through the standby to the owner, and back.
+  cluster_.SetOwnerAddress(server_->address());
+  Resp created = call("POST", "/api/v2/changefeeds", CreateBody("via-standby"));
+  EXPECT_EQ(created.status, 200) << created.raw;
+  EXPECT_TRUE(coord_->GetChangefeed(meta::ChangefeedId{"default", "via-standby"}).ok());
+  Resp listed = call("GET", "/api/v2/changefeeds", "");
+  EXPECT_EQ(listed.status, 200) << listed.raw;
+  EXPECT_EQ(listed.body.value("total", 0), 1) << listed.raw;
+  ExpectError(call("GET", "/api/v2/changefeeds/nobody", ""), 400, kErrChangefeedNotExists);
+  // A request already forwarded once is not forwarded again.
+  ExpectError(call("GET", "/api/v2/changefeeds", "", {{"X-Sluice-Forwarded-From", "node-c"}}), 503,
+              kErrOwnerNotFound);
+  // The owner unreachable: typed 503.
+  cluster_.SetOwnerAddress("127.0.0.1:1");
+  ExpectError(call("GET", "/api/v2/changefeeds", ""), 503, kErrOwnerNotFound);
+  // The standby becomes the owner: it answers itself; then loses it again.
+  standby->SetCoordinator(coord_.get());
+  Resp local = call("GET", "/api/v2/changefeeds/via-standby", "");
+  EXPECT_EQ(local.status, 200) << local.raw;
+  standby->SetCoordinator(nullptr);
+  ExpectError(call("GET", "/api/v2/changefeeds", ""), 503, kErrOwnerNotFound);
+  standby->Stop();
 }
 
 TEST_F(ApiTest, StopRightAfterStartAndTwice) {

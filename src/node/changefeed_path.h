@@ -59,6 +59,9 @@ struct PathDeps {
   // Opens each path's sink (null: OpenSink). Benchmarks wrap OpenSink's
   // sink to meter what it flushes.
   std::function<Result<std::unique_ptr<sink::Sink>>(const SinkOpenOptions&)> open_sink;
+  // Asked before every write downstream (sink.h); the server passes its
+  // session check. Null: always allowed.
+  sink::WritePermit write_permit;
 };
 
 // What a path reports to its generation's maintainer.

@@ -88,9 +88,9 @@ void MaintainerHost::Stop() {
   delivery_thread_.Stop();
   // The threads are joined: apply what the last heartbeats brought and
   // report the last checkpoints from here.
-  RunTasks();
+  if (!fenced()) RunTasks();
   for (auto& [cf, h] : hosted_) {
-    if (h.maintainer == nullptr || h.closing) continue;
+    if (h.maintainer == nullptr || h.closing || fenced()) continue;
     h.maintainer->Tick(options_.clock->Now());
     Report(cf, &h);
   }
@@ -142,6 +142,7 @@ Status MaintainerHost::RemoveMaintainer(const NodeId& node,
 }
 
 Status MaintainerHost::Handle(const messaging::TargetMessage& msg) {
+  if (fenced()) return Status::Ok();  // Dropped: this node no longer acts.
   switch (msg.type) {
     case messaging::MessageType::kMaintainerBootstrapResponse:
       return Route<pb::MaintainerBootstrapResponse>(msg,
@@ -308,6 +309,7 @@ void MaintainerHost::RunTasks() {
 }
 
 void MaintainerHost::RunOnce() {
+  if (fenced()) return;
   RunTasks();
   maintainers_gauge_->Set(static_cast<double>(hosted_.size()));
   const Clock::TimePoint now = options_.clock->Now();

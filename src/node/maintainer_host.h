@@ -22,6 +22,7 @@
 // the host thread and never with the host's lock held.
 #pragma once
 
+#include <atomic>
 #include <deque>
 #include <functional>
 #include <map>
@@ -75,6 +76,12 @@ class MaintainerHost final : public coordinator::MaintainerManagerClient {
   // Runs one host round now on the caller's thread (tests, final report).
   void RunOnce();
 
+  // The node lost its session: from now on no maintainer ticks, sends or
+  // reports anything, and incoming messages are dropped. Idempotent; any
+  // thread; never blocks.
+  void Fence() { fenced_.store(true, std::memory_order_release); }
+  bool fenced() const { return fenced_.load(std::memory_order_acquire); }
+
  private:
   class Outbox;
   struct Hosted {
@@ -123,6 +130,7 @@ class MaintainerHost final : public coordinator::MaintainerManagerClient {
   std::deque<Task> tasks_ GUARDED_BY(mu_);       // For the host thread.
   std::deque<Task> deliveries_ GUARDED_BY(mu_);  // For the opener thread.
   bool stopped_ GUARDED_BY(mu_) = false;
+  std::atomic<bool> fenced_{false};
 
   // Host thread only (and RunOnce, which the owner calls only while the
   // host thread is not running).

@@ -57,6 +57,12 @@ Status Node::Start(coordinator::MaintainerStatusListener* statuses) {
   return control_->Start();
 }
 
+void Node::LocalFence() {
+  MutexLock lock(&parts_mu_);
+  if (host_ != nullptr) host_->Fence();
+  if (orchestrator_ != nullptr) orchestrator_->LocalFence();
+}
+
 void Node::Stop() {
   if (stopped_) return;
   stopped_ = true;
@@ -67,6 +73,7 @@ void Node::Stop() {
   if (provider_ != nullptr) provider_->Shutdown();
   // Dropping the managers closes the dispatchers, then each data path
   // flushes and closes its sink.
+  MutexLock lock(&parts_mu_);
   orchestrator_.reset();
   control_.reset();
   host_.reset();

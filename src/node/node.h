@@ -17,6 +17,7 @@
 #include "common/clock.h"
 #include "common/status.h"
 #include "common/strong_id.h"
+#include "common/thread_annotations.h"
 #include "coordinator/interfaces.h"
 #include "dispatchermanager/dispatcher_orchestrator.h"
 #include "messaging/message_center_impl.h"
@@ -52,6 +53,13 @@ class Node {
   // its sink. Idempotent.
   void Stop();
 
+  // The node lost its session (local fence): at once, no dispatcher hands
+  // another row or DDL to its sink (in-flight sink batches may finish), no
+  // maintainer acts or reports, and later control requests are dropped.
+  // Stop() still follows to release everything. Idempotent; any thread,
+  // also while Stop() runs; never blocks on a request in progress.
+  void LocalFence() EXCLUDES(parts_mu_);
+
   // Where the coordinator's add/remove maintainer requests go.
   MaintainerHost* host() const { return host_.get(); }
   PathRegistry* registry() const { return registry_.get(); }
@@ -69,6 +77,9 @@ class Node {
   std::unique_ptr<NodeControl> control_;
   std::unique_ptr<MaintainerHost> host_;
   bool stopped_ = false;
+  // Held by LocalFence() and by Stop() while it drops the parts, so that a
+  // fence from another thread never meets a part being destroyed.
+  Mutex parts_mu_;
 };
 
 }  // namespace sluice::node

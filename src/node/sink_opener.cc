@@ -24,12 +24,14 @@ Result<std::unique_ptr<sink::Sink>> OpenSink(const SinkOpenOptions& options) {
     o.changefeed_id = options.changefeed_id;
     o.start_ts = options.start_ts;
     o.clock = options.clock;
+    o.write_permit = options.write_permit;
     ASSIGN_OR_RETURN(std::unique_ptr<sink::MysqlSink> s, sink::MysqlSink::Create(uri, o));
     return std::unique_ptr<sink::Sink>(std::move(s));
   }
   if (uri.scheme == "file") {
     ASSIGN_OR_RETURN(sink::storage::StorageSinkOptions o,
                      sink::storage::StorageSinkOptions::FromUri(uri));
+    o.write_permit = options.write_permit;
     ASSIGN_OR_RETURN(std::unique_ptr<sink::storage::StorageSink> s,
                      sink::storage::StorageSink::Create(std::move(o), options.clock));
     return std::unique_ptr<sink::Sink>(std::move(s));

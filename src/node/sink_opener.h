@@ -23,7 +23,8 @@ struct SinkOpenOptions {
   std::string changefeed_id;  // "<namespace>/<name>", as ddl_ts_v1 stores it.
   Ts start_ts;                // The checkpoint the changefeed restarts from.
   Clock* clock = Clock::Real();
-  config::ReplicaConfig config;  // Its sink settings, as config::SinkParams.
+  config::ReplicaConfig config;    // Its sink settings, as config::SinkParams.
+  sink::WritePermit write_permit;  // Asked before every write (sink.h).
 };
 
 // The sink URI with the config's parameters merged under its own.

@@ -5,24 +5,16 @@
 #include <unistd.h>
 
 #include <filesystem>
-#include <random>
 #include <system_error>
 
 #include "api/api_server.h"
 #include "common/logging.h"
+#include "meta/embedded_store.h"
+#include "meta/etcd_store.h"
 
 namespace sluice::server {
 
 namespace {
-
-NodeId NewNodeId() {
-  std::random_device rd;
-  std::mt19937_64 rng((static_cast<uint64_t>(rd()) << 32) ^ rd() ^ getpid());
-  const uint64_t a = rng();
-  const uint64_t b = rng();
-  return NodeId(fmt::format("{:08x}-{:04x}-{:04x}-{:04x}-{:012x}", a >> 32, (a >> 16) & 0xffff,
-                            a & 0xffff, b >> 48, b & 0xffffffffffffULL));
-}
 
 // "host:port" -> (host, port); kInvalidArgument naming the address.
 Result<std::pair<std::string, int>> SplitHostPort(const std::string& addr) {
@@ -43,37 +35,46 @@ Result<std::pair<std::string, int>> SplitHostPort(const std::string& addr) {
 
 }  // namespace
 
-// This node as the coordinator and the API see the cluster: one node, always
-// the owner, registered in the metastore.
+// The cluster as the coordinator and the API see it. The coordinator places
+// every maintainer on this node (the owner); the API lists every registered
+// node and reads the owner from the election.
 class Server::Cluster final : public coordinator::NodeMembership, public api::ClusterInfo {
  public:
-  Cluster(const NodeId& self, meta::MetaClient* meta, std::string cluster_id)
-      : self_(self), meta_(meta), cluster_id_(std::move(cluster_id)) {}
+  Cluster(Server* server, std::string cluster_id)
+      : server_(server), cluster_id_(std::move(cluster_id)) {}
 
-  std::vector<NodeId> AliveNodes() const override { return {self_}; }
+  std::vector<NodeId> AliveNodes() const override { return {server_->id()}; }
   std::vector<meta::CaptureInfo> Captures() override {
     std::vector<meta::CaptureInfo> out;
-    Result<meta::CaptureList> list = meta_->ListCaptures();
+    Result<meta::CaptureList> list = server_->meta_->ListCaptures();
     if (!list.ok()) return out;
     for (auto& c : list->captures) out.push_back(std::move(c.value));
     return out;
   }
-  std::optional<NodeId> Owner() override { return self_; }
+  std::optional<NodeId> Owner() override {
+    Result<std::optional<meta::LeaderInfo>> leader = server_->election_->Leader();
+    if (!leader.ok() || !leader->has_value()) return std::nullopt;
+    return NodeId((*leader)->value);
+  }
   std::string ClusterId() override { return cluster_id_; }
+  NodeId SelfId() override { return server_->id(); }
+  std::optional<std::string> OwnerAddress() override { return server_->OwnerAddress(); }
 
  private:
-  const NodeId self_;
-  meta::MetaClient* const meta_;
+  Server* const server_;
   const std::string cluster_id_;
 };
 
-Server::Server(ServerOptions options) : options_(std::move(options)), id_(NewNodeId()) {}
+Server::Server(ServerOptions options) : options_(std::move(options)) {}
 
 Server::~Server() { Stop(); }
 
 Result<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
   if (options.data_dir.empty()) return InvalidArgument("--data-dir is required");
   if (options.pd_endpoints.empty()) return InvalidArgument("--pd is required");
+  if (options.capture_session_ttl < std::chrono::seconds(1)) {
+    return InvalidArgument("capture-session-ttl must be at least 1 second");
+  }
   RETURN_IF_ERROR(SplitHostPort(options.addr).status());
   std::unique_ptr<Server> s(new Server(std::move(options)));
   Status st = s->Init();
@@ -85,13 +86,35 @@ Result<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
 }
 
 Status Server::InitMeta() {
-  meta::EmbeddedStoreOptions store_options;
-  store_options.dir = (std::filesystem::path(options_.data_dir) / "meta").string();
-  store_options.clock = options_.clock;
-  ASSIGN_OR_RETURN(store_, meta::EmbeddedMetaStore::Open(store_options));
-  meta_ = std::make_unique<meta::MetaClient>(store_.get(), meta::KeyLayout(options_.cluster_id));
-  ASSIGN_OR_RETURN(meta::LeaseGrant lease, store_->GrantLease(std::chrono::seconds(10)));
-  lease_ = lease.id;
+  const meta::KeyLayout layout(options_.cluster_id);
+  if (options_.etcd_endpoints.empty()) {
+    meta::EmbeddedStoreOptions store_options;
+    store_options.dir = (std::filesystem::path(options_.data_dir) / "meta").string();
+    store_options.clock = options_.clock;
+    ASSIGN_OR_RETURN(std::unique_ptr<meta::EmbeddedMetaStore> store,
+                     meta::EmbeddedMetaStore::Open(store_options));
+    // Only this process uses the store (the data dir is locked): the owner
+    // key and capture of its previous run are stale, drop them now rather
+    // than wait for their leases.
+    for (const std::string& prefix : {layout.OwnerPrefix(), layout.CapturePrefix()}) {
+      ASSIGN_OR_RETURN(meta::RangeResult stale, store->GetPrefix(prefix));
+      for (const meta::KeyValue& kv : stale.kvs) RETURN_IF_ERROR(store->Delete(kv.key).status());
+    }
+    meta::EmbeddedMetaStore* raw = store.get();
+    stop_store_ = [raw] { raw->Stop(); };
+    store_ = std::move(store);
+  } else {
+    meta::EtcdStoreOptions etcd;
+    etcd.endpoints = options_.etcd_endpoints;
+    etcd.clock = options_.clock;
+    ASSIGN_OR_RETURN(std::unique_ptr<meta::EtcdMetaStore> store, meta::EtcdMetaStore::Open(etcd));
+    meta::EtcdMetaStore* raw = store.get();
+    stop_store_ = [raw] { raw->Stop(); };
+    store_ = std::move(store);
+  }
+  meta_ = std::make_unique<meta::MetaClient>(store_.get(), layout);
+  election_ = std::make_unique<meta::Election>(store_.get(), layout.OwnerPrefix());
+  cluster_ = std::make_unique<Cluster>(this, options_.cluster_id);
   return Status::Ok();
 }
 
@@ -105,12 +128,25 @@ Status Server::Init() {
   RETURN_IF_ERROR(LockDataDir());
   RETURN_IF_ERROR(InitMeta());
   RETURN_IF_ERROR(InitUpstream());
-  RETURN_IF_ERROR(InitNode());
-  RETURN_IF_ERROR(InitCoordinator());
+  tso_ = std::make_unique<coordinator::PdTsoSource>(pd_.get());
+  gc_ = std::make_unique<coordinator::PdGcSafepointUpdater>(pd_.get());
   RETURN_IF_ERROR(StartApi());
-  RETURN_IF_ERROR(RegisterCapture());
-  LOG_INFO("server started; id={} api={} pd={} data_dir={}", id_.value(), api_address(),
-           options_.pd_endpoints.front(), options_.data_dir);
+  RETURN_IF_ERROR(StartCapture());
+  owner_thread_.Start("server-owner", [this](const StopToken& token) { OwnerLoop(token); });
+  if (options_.etcd_endpoints.empty()) {
+    // One node: it leads as soon as it campaigns.
+    MutexLock lock(&term_mu_);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (coordinator_ == nullptr) {
+      if (term_cv_.WaitUntil(&term_mu_, deadline) && coordinator_ == nullptr) {
+        return Unavailable("this node did not become the owner within 30 s");
+      }
+    }
+  }
+  LOG_INFO("server started; id={} api={} pd={} metastore={} data_dir={}", id().value(),
+           api_address(), options_.pd_endpoints.front(),
+           options_.etcd_endpoints.empty() ? "embedded" : "etcd " + options_.etcd_endpoints.front(),
+           options_.data_dir);
   return Status::Ok();
 }
 
@@ -148,52 +184,28 @@ Status Server::InitUpstream() {
 
 Status Server::InitNode() {
   node::NodeOptions o;
-  o.self = id_;
+  o.self = id();
   o.deps.pd = pd_.get();
   o.deps.cache = cache_.get();
   o.deps.puller = puller_.get();
   o.deps.data_dir = PathsDir();
   o.deps.advance_interval = options_.puller.advance_interval;
   o.deps.clock = options_.clock;
+  // Nothing goes downstream once this capture's session may have ended.
+  o.deps.write_permit = [liveness = session_->liveness()]() -> Status {
+    if (liveness->Alive()) return Status::Ok();
+    return StaleOwner("this node's session has ended: it writes nothing more downstream");
+  };
   o.lookup = [this](const std::string& id) { return LookupChangefeed(id); };
   o.clock = options_.clock;
   ASSIGN_OR_RETURN(node_, node::Node::Create(std::move(o)));
   return Status::Ok();
 }
 
-Status Server::InitCoordinator() {
-  tso_ = std::make_unique<coordinator::PdTsoSource>(pd_.get());
-  gc_ = std::make_unique<coordinator::PdGcSafepointUpdater>(pd_.get());
-  cluster_ = std::make_unique<Cluster>(id_, meta_.get(), options_.cluster_id);
-  coordinator::CoordinatorOptions co;
-  co.clock = options_.clock;
-  co.meta = meta_.get();
-  co.maintainers = node_->host();
-  co.nodes = cluster_.get();
-  co.tso = tso_.get();
-  co.gc_updater = gc_.get();
-  co.gc.ttl_seconds = options_.gc_ttl_seconds;
-  co.self_addr = options_.addr;
-  co.backoff_initial = options_.backoff_initial;
-  co.backoff_max = options_.backoff_max;
-  ASSIGN_OR_RETURN(coordinator_, coordinator::Coordinator::Open(co));
-  RETURN_IF_ERROR(node_->Start(coordinator_.get()));
-  ticker_.Start("coord-tick", [this](const StopToken& token) {
-    while (!token.cancelled()) {
-      coordinator_->Tick();
-      if (lease_.value() != 0) (void)store_->KeepAlive(lease_);
-      options_.clock->SleepFor(std::chrono::milliseconds(100), token);
-    }
-  });
-  return Status::Ok();
-}
-
 Status Server::StartApi() {
   api::ApiOptions api_options;
   ASSIGN_OR_RETURN(std::tie(api_options.host, api_options.port), SplitHostPort(options_.addr));
-  api_options.coordinator = coordinator_.get();
   api_options.cluster = cluster_.get();
-  api_options.self.id = id_;
   api_options.self.address = options_.advertise_addr;
   api_options.self.version = kSluiceVersion;
   api_options.self.pid = getpid();
@@ -205,14 +217,29 @@ Status Server::StartApi() {
 
 Status Server::RegisterCapture() {
   meta::CaptureInfo capture;
-  capture.id = id_;
+  capture.id = id();
   capture.advertise_addr =
       options_.advertise_addr.empty() ? api_address() : options_.advertise_addr;
   capture.version = kSluiceVersion;
   capture.start_timestamp_s =
       std::chrono::duration_cast<std::chrono::seconds>(options_.clock->WallNow().time_since_epoch())
           .count();
-  return meta_->RegisterCapture(capture, lease_).status();
+  meta::LeaseId lease;
+  {
+    MutexLock lock(&term_mu_);
+    lease = session_->lease();
+  }
+  return meta_->RegisterCapture(capture, lease).status();
+}
+
+NodeId Server::id() const {
+  MutexLock lock(&id_mu_);
+  return id_;
+}
+
+coordinator::Coordinator* Server::coordinator() const {
+  MutexLock lock(&term_mu_);
+  return coordinator_.get();
 }
 
 std::string Server::api_address() const {
@@ -223,23 +250,38 @@ std::string Server::api_address() const {
 void Server::Stop() {
   if (stopped_) return;
   stopped_ = true;
-  LOG_INFO("server stopping; id={}", id_.value());
+  LOG_INFO("server stopping; id={}", id().value());
   if (api_ != nullptr) api_->Stop();
-  ticker_.Stop();
+  {
+    MutexLock lock(&term_mu_);
+    capture_cancel_.Cancel();  // Wakes a campaign or a term in progress.
+  }
+  owner_thread_.Stop();
   // The maintainers report their checkpoints a last time (the coordinator
   // persists them), then the data paths flush and close their sinks.
-  if (node_ != nullptr) node_->Stop();
-  coordinator_.reset();
-  if (meta_ != nullptr) (void)meta_->DeregisterCapture(id_);
+  EndTerm();
+  std::unique_ptr<meta::Session> session;
+  std::unique_ptr<node::Node> node;
+  {
+    MutexLock lock(&term_mu_);
+    session = std::move(session_);
+    node = std::move(node_);
+  }
+  if (node != nullptr) node->Stop();
+  node.reset();
+  if (session != nullptr) {
+    if (meta_ != nullptr) (void)meta_->DeregisterCapture(id());
+    // Revoking the lease also drops the candidacy: the next node leads now.
+    (void)session->Close();
+  }
   if (puller_ != nullptr) puller_->Stop();
-  node_.reset();
   puller_.reset();
   cache_.reset();
   if (pd_ != nullptr) pd_->Stop();
-  if (store_ != nullptr) store_->Stop();
+  if (stop_store_) stop_store_();
   if (lock_fd_ >= 0) ::close(lock_fd_);  // Releases the data dir lock.
   lock_fd_ = -1;
-  LOG_INFO("server stopped; id={}", id_.value());
+  LOG_INFO("server stopped; id={}", id().value());
 }
 
 }  // namespace sluice::server

@@ -1,17 +1,32 @@
-// Server: one Sluice node (`sluice server`). It wires the node's parts:
-// the PD client, region cache and log puller shared by every changefeed;
-// the embedded metastore under <data-dir>/meta with this node registered as
-// a capture; the coordinator (this node is the only one, so always the
-// owner); the maintainer host and the dispatcher orchestrator; the
-// changefeeds' data paths under <data-dir>/changefeeds; and the HTTP API.
+// Server: one Sluice node (`sluice server`). It wires the node's parts: the
+// PD client, region cache and log puller shared by every changefeed; the
+// metastore (the embedded store under <data-dir>/meta for a single node, or
+// etcd with --etcd, shared by the nodes of a cluster); this node's session
+// and capture registration; the coordinator, on the elected owner only; the
+// maintainer host and the dispatcher orchestrator; the changefeeds' data
+// paths under <data-dir>/changefeeds; and the HTTP API.
+//
+// Ownership: every node campaigns for the owner key on its session. The
+// owner runs the coordinator, which runs every changefeed's maintainer and
+// dispatchers on the owner itself (scheduling across nodes comes later); the
+// other nodes stand by and forward the API's changefeed routes to the owner.
+// When the owner goes, the next node in line takes over and resumes every
+// changefeed from its persisted checkpoint with a new maintainer epoch.
+//
+// Session loss: a node whose session is lost (its lease refused, or no
+// keep-alive succeeded for a whole TTL) fences itself at once: no dispatcher
+// hands anything more to its sink, no maintainer acts, the coordinator stops
+// ticking. It then tears its term down and re-registers as a new capture
+// (a new id, a new session) and campaigns again.
 //
 // Stop() is the graceful shutdown (SIGTERM): the API stops taking requests,
 // every maintainer reports its checkpoint once more and the coordinator
-// persists it, then the data paths close their sinks and the node
+// persists it, then the data paths close their sinks, the node resigns and
 // deregisters.
 //
-// Threads: Start() and Stop() from the owner's thread; owns a ticker thread
-// (coordinator ticks) besides the threads of the parts.
+// Threads: Start() and Stop() from the owner's thread; owns the owner thread
+// (campaign, term changes), the coordinator's ticker and the session's
+// keep-alive thread, besides the threads of the parts.
 #pragma once
 
 #include <memory>
@@ -21,11 +36,14 @@
 #include "common/clock.h"
 #include "common/lifecycle.h"
 #include "common/status.h"
+#include "common/thread_annotations.h"
 #include "coordinator/coordinator.h"
 #include "coordinator/pd_adapters.h"
 #include "logpuller/subscription_client.h"
-#include "meta/embedded_store.h"
+#include "meta/election.h"
 #include "meta/meta_client.h"
+#include "meta/metastore.h"
+#include "meta/session.h"
 #include "node/node.h"
 #include "pd/pd_client.h"
 #include "pd/region_cache.h"
@@ -41,12 +59,17 @@ inline constexpr const char* kSluiceVersion = "v0.1.0-sluice";
 
 struct ServerOptions {
   std::vector<std::string> pd_endpoints{"127.0.0.1:2379"};
+  // The cluster's etcd (--etcd); empty: the embedded store, one node.
+  std::vector<std::string> etcd_endpoints;
   std::string addr = "127.0.0.1:8300";  // HTTP API; port 0 picks one.
   std::string advertise_addr;           // Default: the bound API address.
   std::string data_dir;                 // Required.
   std::string cluster_id = "default";
   int64_t gc_ttl_seconds = 86400;  // TiCDC's gc-ttl.
-  PullerConfig puller;             // [puller] / --puller-*.
+  // TiCDC's capture-session-ttl: how long a node may go silent before the
+  // others take its place.
+  Clock::Duration capture_session_ttl = std::chrono::seconds(10);
+  PullerConfig puller;  // [puller] / --puller-*.
   Clock* clock = Clock::Real();
   // Coordinator retry backoff; TiCDC's defaults unless a test shortens them.
   Clock::Duration backoff_initial = std::chrono::seconds(10);
@@ -55,9 +78,11 @@ struct ServerOptions {
 
 class Server {
  public:
-  // Starts every part; the first error stops what was started. Errors:
-  // kInvalidArgument for bad options, the PD client's error when PD is not
-  // reachable, kUnavailable when the API address cannot be bound.
+  // Starts every part and enters the election; the first error stops what
+  // was started. On the embedded store, returns once this node is the owner.
+  // Errors: kInvalidArgument for bad options, the PD client's error when PD
+  // is not reachable, the metastore's when etcd is not, kUnavailable when
+  // the API address cannot be bound.
   static Result<std::unique_ptr<Server>> Start(ServerOptions options);
   ~Server();  // Stop()s.
   Server(const Server&) = delete;
@@ -66,10 +91,14 @@ class Server {
   // The graceful shutdown described above. Idempotent.
   void Stop();
 
-  const NodeId& id() const { return id_; }
+  // This node's capture id now.
+  NodeId id() const EXCLUDES(id_mu_);
   // The bound API address ("host:port").
   std::string api_address() const;
-  coordinator::Coordinator* coordinator() const { return coordinator_.get(); }
+  // The coordinator while this node is the owner, else null. Tests only:
+  // the pointer is valid until the term ends.
+  coordinator::Coordinator* coordinator() const EXCLUDES(term_mu_);
+  bool is_owner() const EXCLUDES(term_mu_) { return coordinator() != nullptr; }
 
  private:
   class Cluster;
@@ -77,31 +106,63 @@ class Server {
   // Init() runs the steps below in order; a failed step leaves what the
   // earlier ones started for Stop().
   Status Init();
-  Status LockDataDir();      // Creates and locks the data dir; clears the path cache.
-  Status InitMeta();         // The metadata store and this node's lease.
-  Status InitUpstream();     // PD client, region cache, log puller.
-  Status InitNode();         // The node's data plane and control endpoints.
-  Status InitCoordinator();  // The coordinator and its ticker.
+  Status LockDataDir();   // Creates and locks the data dir; clears the path cache.
+  Status InitMeta();      // The metadata store and the election.
+  Status InitUpstream();  // PD client, region cache, log puller.
   Status StartApi();
-  Status RegisterCapture();  // This node's capture info, on its lease.
+  // A new capture: a fresh id and session, its data plane, its registration.
+  Status StartCapture() EXCLUDES(term_mu_);
+  Status InitNode() REQUIRES(term_mu_);
+  Status RegisterCapture() EXCLUDES(term_mu_);  // This node's capture info, on its lease.
+
+  // The owner thread: campaign, serve a term as the owner, step down;
+  // after a session loss, a new capture campaigns again.
+  void OwnerLoop(const StopToken& token);
+  Status BecomeOwner() EXCLUDES(term_mu_);
+  // Ends a term: the API forwards again, the ticker stops, the node stops
+  // (gracefully unless fenced: its maintainers report a last time) and the
+  // coordinator goes. StepDown() then puts a fresh node in place.
+  void EndTerm() EXCLUDES(term_mu_);
+  void StepDown() EXCLUDES(term_mu_);
+  // The session's loss callback: fences at once, wakes the owner thread.
+  void OnSessionLost(const Status& why) EXCLUDES(term_mu_);
+  CancelToken CaptureToken() const EXCLUDES(term_mu_);
+  meta::LeaseId session_lease() const EXCLUDES(term_mu_);
+  bool fenced() const EXCLUDES(term_mu_);
+  // The owner's API address, from its capture info.
+  std::optional<std::string> OwnerAddress();
+
   std::string PathsDir() const;
   Result<meta::ChangefeedInfo> LookupChangefeed(const std::string& id);
 
   const ServerOptions options_;
-  NodeId id_;
   std::unique_ptr<pd::PdClient> pd_;
   std::unique_ptr<pd::RegionCache> cache_;
   std::unique_ptr<logpuller::SubscriptionClient> puller_;
-  std::unique_ptr<meta::EmbeddedMetaStore> store_;
+  std::unique_ptr<meta::MetaStore> store_;
+  std::function<void()> stop_store_;
   std::unique_ptr<meta::MetaClient> meta_;
-  meta::LeaseId lease_;
-  std::unique_ptr<node::Node> node_;
+  std::unique_ptr<meta::Election> election_;
   std::unique_ptr<coordinator::PdTsoSource> tso_;
   std::unique_ptr<coordinator::PdGcSafepointUpdater> gc_;
   std::unique_ptr<Cluster> cluster_;
-  std::unique_ptr<coordinator::Coordinator> coordinator_;
   std::unique_ptr<api::ApiServer> api_;
-  OwnedThread ticker_;
+
+  // The current capture and term. The owner thread (and Init/Stop before
+  // and after it) replaces them; the session thread only fences through
+  // them, under term_mu_.
+  mutable Mutex id_mu_;
+  NodeId id_ GUARDED_BY(id_mu_);
+  mutable Mutex term_mu_;
+  CondVar term_cv_;  // A term began.
+  std::unique_ptr<meta::Session> session_ GUARDED_BY(term_mu_);
+  CancelSource capture_cancel_ GUARDED_BY(term_mu_);  // Cancelled on session loss.
+  std::unique_ptr<node::Node> node_ GUARDED_BY(term_mu_);
+  std::unique_ptr<coordinator::Coordinator> coordinator_ GUARDED_BY(term_mu_);
+  std::unique_ptr<OwnedThread> ticker_ GUARDED_BY(term_mu_);
+  bool fenced_ GUARDED_BY(term_mu_) = false;
+
+  OwnedThread owner_thread_;
   int lock_fd_ = -1;  // flock on <data-dir>/LOCK.
   bool stopped_ = false;
 };

@@ -19,6 +19,7 @@
 // Thread-safe: any thread may call any method; Close() is called once, last.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -29,6 +30,16 @@
 #include "event/events.h"
 
 namespace sluice::sink {
+
+// Asked right before each write downstream (a transaction, a DDL, a file):
+// an error refuses the write, which then fails with that status. The node
+// passes its session check, so a node that may have been replaced by
+// another writes nothing more. Null: every write is allowed.
+using WritePermit = std::function<Status()>;
+
+inline Status CheckWritePermit(const WritePermit& permit) {
+  return permit ? permit() : Status::Ok();
+}
 
 // Where one table resumes after a restart (TiCDC's GetTableRecoveryInfo).
 struct TableRecovery {

@@ -61,6 +61,9 @@ struct MysqlSinkOptions {
   int dml_max_retry = 8;   // Attempts per batch (TiCDC DMLMaxRetry).
   int ddl_max_retry = 20;  // Attempts per DDL (TiCDC defaultDDLMaxRetry).
   BackoffOptions backoff{std::chrono::milliseconds(100), std::chrono::seconds(5), 2.0, 0.2};
+  // Asked before every transaction and DDL (see sink.h); a refusal is not
+  // retried.
+  WritePermit write_permit;
   // How long a worker stays in safe mode after a duplicate-key error.
   Clock::Duration error_safe_mode_duration = std::chrono::seconds(5);
 };

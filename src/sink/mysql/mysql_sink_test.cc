@@ -378,6 +378,43 @@ TEST_F(MysqlSinkTest, MissingTableIsAStickyFatalErrorNamingTheCommitTs) {
   EXPECT_EQ(sink->status(), st);
 }
 
+// The write permit (the node's session check) is asked before every
+// transaction and DDL: a refusal writes nothing, is not retried and sticks.
+TEST_F(MysqlSinkTest, ARefusedWritePermitWritesNothing) {
+  auto schema = CreateNarrow("t", 10);
+  std::atomic<bool> allowed{true};
+  std::atomic<int> asked{0};
+  MysqlSinkOptions options = Options("", Ts());
+  options.write_permit = [&]() -> Status {
+    ++asked;
+    return allowed.load() ? Status::Ok() : StaleOwner("session ended");
+  };
+  Result<std::unique_ptr<MysqlSink>> opened = TryNewSink("", options);
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  std::unique_ptr<MysqlSink> sink = std::move(opened).value();
+  std::atomic<int> flushed{0};
+  auto first = Txn(schema, 100, {Insert(NarrowRow(1, 1))});
+  first->AddPostFlush([&] { ++flushed; });
+  sink->AddDmlEvent(first);
+  ASSERT_TRUE(testing::WaitFlushed(*sink, flushed, 1)) << sink->status().ToString();
+  EXPECT_GE(asked.load(), 1);
+
+  allowed = false;
+  auto second = Txn(schema, 200, {Insert(NarrowRow(2, 2))});
+  second->AddPostFlush([&] { ++flushed; });
+  sink->AddDmlEvent(second);
+  ASSERT_TRUE(PollUntil([&] { return !sink->status().ok(); }, std::chrono::seconds(30)));
+  EXPECT_EQ(sink->status().code(), Code::kStaleOwner) << sink->status().ToString();
+  EXPECT_EQ(sink->stats().retries, 0u);
+  EXPECT_EQ(
+      sink->WriteBlockEvent(Ddl(model::ActionType::kCreateTable, "CREATE TABLE x (a INT)", 300))
+          .code(),
+      Code::kStaleOwner);
+  sink->Close();
+  EXPECT_EQ(flushed.load(), 1);
+  EXPECT_EQ(NarrowRows("t"), (std::map<int64_t, std::string>{{1, "1"}}));
+}
+
 TEST_F(MysqlSinkTest, ReconnectsAfterTheServerKillsItsSessions) {
   auto schema = CreateNarrow("t", 10);
   auto sink = NewSink("worker-count=2");

@@ -44,7 +44,9 @@ Status MysqlSink::ExecuteTxn(MysqlConnection* conn, const std::vector<std::strin
                              unsigned* errnum) {
   size_t total = 32;
   for (const std::string& s : statements) total += s.size() + 1;
-  Status st;
+  Status st = CheckWritePermit(options_.write_permit);
+  *errnum = 0;
+  if (!st.ok()) return st;
   if (config_.multi_stmt && total < conn->max_allowed_packet() / 2) {
     // One round trip (TiCDC multiStmtExecute).
     std::string sql = "BEGIN;";
@@ -58,6 +60,14 @@ Status MysqlSink::ExecuteTxn(MysqlConnection* conn, const std::vector<std::strin
   } else {
     st = conn->Execute("BEGIN");
     for (size_t i = 0; st.ok() && i < statements.size(); ++i) st = conn->Execute(statements[i]);
+    // Asked again: the statements so far are rolled back if it is refused.
+    if (st.ok()) {
+      st = CheckWritePermit(options_.write_permit);
+      if (!st.ok()) {
+        conn->Execute("ROLLBACK").IgnoreError();
+        return st;
+      }
+    }
     if (st.ok()) st = conn->Execute("COMMIT");
   }
   *errnum = st.ok() ? 0 : conn->last_errno();
@@ -94,6 +104,9 @@ Status MysqlSink::WriteBatch(Worker* worker, const std::vector<Detector::Ticket*
       st = BuildDmlStatements(items, BuildOptions(**conn), &statements);
       if (!st.ok()) return st.WithContext(context());  // Data the downstream cannot take.
       st = ExecuteTxn(*conn, statements, &errnum);
+      if (!st.ok() && errnum == 0 && st.code() == Code::kStaleOwner) {
+        return st.WithContext(context());  // Refused by the write permit.
+      }
     }
     if (st.ok()) {
       if (any_safe) counters_.safe_batches.fetch_add(1, std::memory_order_relaxed);
@@ -189,6 +202,7 @@ Status MysqlSink::WriteDdlOnce(const event::DdlEvent& ddl, bool* skipped) {
     RETURN_IF_ERROR(conn->Execute(use));
   }
   if (!query.empty()) {
+    RETURN_IF_ERROR(CheckWritePermit(options_.write_permit));
     Status st = conn->Execute(query);
     if (!st.ok()) {
       if (!IsIgnorableDdlError(conn->last_errno())) return st;

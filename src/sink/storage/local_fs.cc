@@ -140,4 +140,9 @@ Result<std::vector<DirEntry>> ListDir(const std::string& dir) {
   return out;
 }
 
+Status PublishFile(const WritePermit& permit, const std::string& path, std::string_view data) {
+  RETURN_IF_ERROR(CheckWritePermit(permit));
+  return PublishFile(path, data);
+}
+
 }  // namespace sluice::sink::storage

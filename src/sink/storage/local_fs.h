@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "sink/sink.h"
 
 namespace sluice::sink::storage {
 
@@ -25,6 +26,8 @@ Status CheckWritable(const std::string& dir);
 // Writes `data` to `path` atomically (see above), creating the parent
 // directories first.
 Status PublishFile(const std::string& path, std::string_view data);
+// PublishFile() after the sink's write permit allows it (sink.h).
+Status PublishFile(const WritePermit& permit, const std::string& path, std::string_view data);
 
 // True for the temporary names PublishFile uses ("*.tmp.*").
 bool IsTempFileName(std::string_view name);

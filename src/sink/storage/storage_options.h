@@ -14,6 +14,7 @@
 
 #include "common/status.h"
 #include "sink/codec/codec_config.h"
+#include "sink/sink.h"
 #include "sink/sink_uri.h"
 
 namespace sluice::sink::storage {
@@ -42,6 +43,8 @@ struct StorageSinkOptions {
   codec::CanalJsonConfig canal;
   // Encoded events a worker queues before AddDmlEvent blocks.
   size_t queue_capacity = 1024;
+  // Asked before every file is published (see sink.h). Not from the URI.
+  WritePermit write_permit;
 
   // From `file://<root>?protocol=csv|canal-json&...`. InvalidArgument for
   // another scheme, a missing or unknown protocol, or a bad value;

@@ -68,7 +68,8 @@ Status StorageSink::WriteBlockEvent(const event::DdlEvent& ddl) {
   RETURN_IF_ERROR(marker->Wait());
   SchemaFile file = SchemaFile::ForDdl(ddl, shared_.options.output_column_id);
   if (file.schema.empty()) return Status::Ok();  // Nothing to name (e.g. a placement policy).
-  Status st = PublishFile(shared_.options.root + "/" + file.Path(), file.Marshal());
+  Status st = PublishFile(shared_.options.write_permit, shared_.options.root + "/" + file.Path(),
+                          file.Marshal());
   if (!st.ok()) shared_.Fail(st);
   return st;
 }
@@ -103,7 +104,7 @@ void StorageSink::RunCheckpointWriter() {
       ts = ckpt_pending_;
     }
     if (!shared_.status().ok()) return;
-    Status st = PublishFile(shared_.options.root + "/metadata",
+    Status st = PublishFile(shared_.options.write_permit, shared_.options.root + "/metadata",
                             fmt::format("{{\"checkpoint-ts\":{}}}", ts));
     if (!st.ok()) {
       shared_.Fail(st);

@@ -48,11 +48,12 @@ class StorageSinkTest : public ::testing::Test {
   }
 
   // A sink on root_ from URI parameters (protocol etc.).
-  void Open(std::string params) {
+  void Open(std::string params, WritePermit permit = nullptr) {
     auto uri = SinkUri::Parse("file://" + root_ + "?" + params);
     ASSERT_TRUE(uri.ok()) << uri.status().ToString();
     auto options = StorageSinkOptions::FromUri(*uri);
     ASSERT_TRUE(options.ok()) << options.status().ToString();
+    options->write_permit = std::move(permit);
     auto sink = StorageSink::Create(*options, &clock_);
     ASSERT_TRUE(sink.ok()) << sink.status().ToString();
     sink_ = std::move(sink).value();
@@ -109,6 +110,31 @@ TEST_F(StorageSinkTest, FilesAppearOnlyAfterTheFlushInterval) {
             "\"D\",\"kv\",\"db\",433305438660591627,1,\"a\"\r\n");
   EXPECT_EQ(Slurp(Path("db/kv/100/meta/CDC.index")), "CDC00000000000000000002.csv\n");
   EXPECT_TRUE(sink_->status().ok());
+}
+
+// The write permit is asked before every file: once refused, no data,
+// index, schema or metadata file appears and the sink fails, typed.
+TEST_F(StorageSinkTest, ARefusedWritePermitPublishesNoFile) {
+  std::atomic<bool> allowed{true};
+  Open("protocol=csv&date-separator=none&worker-count=1",
+       [&]() -> Status { return allowed.load() ? Status::Ok() : StaleOwner("session ended"); });
+  auto schema = KvSchema("db", "kv", 5);
+  Add(Dml(schema, Ts(433305438660591626), {Insert(KvRow(1, "a"))}));
+  WaitEncoded(1);
+  clock_.Advance(std::chrono::seconds(5));
+  WaitFlushed(1);
+  const std::vector<std::string> before = AllFiles(root_);
+  ASSERT_FALSE(before.empty());
+
+  allowed = false;
+  Add(Dml(schema, Ts(433305438660591627), {Insert(KvRow(2, "b"))}));
+  WaitEncoded(2);
+  clock_.Advance(std::chrono::seconds(5));
+  ASSERT_TRUE(PollUntil([&] { return !sink_->status().ok(); }));
+  EXPECT_EQ(sink_->status().code(), Code::kStaleOwner) << sink_->status().ToString();
+  EXPECT_EQ(flushed_.load(), 1);
+  EXPECT_EQ(AllFiles(root_), before);
+  EXPECT_EQ(Slurp(Path("db/kv/100/meta/CDC.index")), std::string(kFile1) + "\n");
 }
 
 TEST_F(StorageSinkTest, EmptyEventIsFlushedAtOnce) {

@@ -166,8 +166,8 @@ Status StorageWorker::FlushTable(const TableKey& key, Buffer& buffer) {
   const std::string dir = DataDir(dir_key);
   ASSIGN_OR_RETURN(uint64_t index, NextIndex(key, dir, dir_key.date));
   const std::string name = DataFileName(index, o.extension(), o.file_index_width);
-  RETURN_IF_ERROR(PublishFile(Abs(dir + "/" + name), buffer.data));
-  RETURN_IF_ERROR(PublishFile(Abs(IndexFilePath(dir)), name + "\n"));
+  RETURN_IF_ERROR(PublishFile(shared_->options.write_permit, Abs(dir + "/" + name), buffer.data));
+  RETURN_IF_ERROR(PublishFile(shared_->options.write_permit, Abs(IndexFilePath(dir)), name + "\n"));
   size_t rows = 0;
   for (const auto& e : buffer.events) rows += e->rows.size();
   shared_->files_written.fetch_add(1);
@@ -208,7 +208,7 @@ Result<std::optional<uint64_t>> StorageWorker::ResolveVersion(const TableKey& ke
     versions_[key] = last_version;
     return std::optional<uint64_t>(last_version);
   }
-  RETURN_IF_ERROR(PublishFile(path, file.Marshal()));
+  RETURN_IF_ERROR(PublishFile(shared_->options.write_permit, path, file.Marshal()));
   versions_[key] = key.version;
   return std::optional<uint64_t>(key.version);
 }
