@@ -16,7 +16,7 @@
 
 #include "common/test_util.h"
 #include "etcd/rpc.grpc.pb.h"
-#include "process/child_process.h"
+#include "process/etcd_process.h"
 
 namespace sluice::meta {
 namespace {
@@ -24,69 +24,15 @@ namespace {
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
-constexpr const char* kEtcd = "/usr/bin/etcd";
-
-// A loopback port nothing listens on right now.
-int FreePort() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  socklen_t len = sizeof(addr);
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    ::close(fd);
-    return 0;
-  }
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
-
-// One single-member etcd with its data in a directory of its own, started
-// and restarted (same data, same ports) on demand.
-class EtcdProcess {
- public:
-  explicit EtcdProcess(std::string dir)
-      : dir_(std::move(dir)), client_port_(FreePort()), peer_port_(FreePort()) {
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
-  }
-
-  Status Start() {
-    const std::string client = "http://127.0.0.1:" + std::to_string(client_port_);
-    const std::string peer = "http://127.0.0.1:" + std::to_string(peer_port_);
-    ASSIGN_OR_RETURN(
-        process_, testing::ChildProcess::Start(
-                      {kEtcd, "--name", "t", "--data-dir", dir_ + "/data", "--listen-client-urls",
-                       client, "--advertise-client-urls", client, "--listen-peer-urls", peer,
-                       "--initial-advertise-peer-urls", peer, "--initial-cluster", "t=" + peer,
-                       "--heartbeat-interval", "50", "--election-timeout", "500"},
-                      dir_ + "/etcd.log"));
-    return process_
-        ->WaitForLine(std::regex("(ready to serve client requests)"), milliseconds(20000))
-        .status();
-  }
-
-  void Kill() {
-    process_->Signal(SIGKILL);
-    (void)process_->Wait(milliseconds(10000));
-    process_.reset();
-  }
-
-  std::string endpoint() const { return "127.0.0.1:" + std::to_string(client_port_); }
-
- private:
-  const std::string dir_;
-  const int client_port_;
-  const int peer_port_;
-  std::unique_ptr<testing::ChildProcess> process_;
-};
+using testing::EtcdProcess;
+using testing::FreePort;
 
 class EtcdStoreTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (::access(kEtcd, X_OK) != 0) GTEST_SKIP() << kEtcd << " is not installed";
+    if (::access(testing::kEtcdBinary, X_OK) != 0) {
+      GTEST_SKIP() << testing::kEtcdBinary << " is not installed";
+    }
     const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
     etcd_ = std::make_unique<EtcdProcess>(::testing::TempDir() + "/etcd_" + info->name());
     ASSERT_TRUE(etcd_->Start().ok());

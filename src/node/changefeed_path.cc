@@ -81,6 +81,7 @@ Status ChangefeedPath::Init(const meta::ChangefeedInfo& info) {
   sink_options.clock = deps_.clock;
   sink_options.config = config;
   sink_options.write_permit = deps_.write_permit;
+  sink_options.epoch = epoch_;
   ASSIGN_OR_RETURN(std::unique_ptr<sink::Sink> opened,
                    deps_.open_sink ? deps_.open_sink(sink_options) : OpenSink(sink_options));
   sink_ = std::make_unique<FilteringSink>(std::move(opened), filter_);

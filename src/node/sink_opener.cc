@@ -25,6 +25,7 @@ Result<std::unique_ptr<sink::Sink>> OpenSink(const SinkOpenOptions& options) {
     o.start_ts = options.start_ts;
     o.clock = options.clock;
     o.write_permit = options.write_permit;
+    o.epoch = options.epoch.value();
     ASSIGN_OR_RETURN(std::unique_ptr<sink::MysqlSink> s, sink::MysqlSink::Create(uri, o));
     return std::unique_ptr<sink::Sink>(std::move(s));
   }

@@ -25,6 +25,7 @@ struct SinkOpenOptions {
   Clock* clock = Clock::Real();
   config::ReplicaConfig config;    // Its sink settings, as config::SinkParams.
   sink::WritePermit write_permit;  // Asked before every write (sink.h).
+  MaintainerEpoch epoch;           // The generation writing (the MySQL sink's fence).
 };
 
 // The sink URI with the config's parameters merged under its own.

@@ -22,6 +22,7 @@ Result<std::unique_ptr<MysqlSink>> MysqlSink::Create(const SinkUri& uri, MysqlSi
   {
     MutexLock lock(&sink->control_mu_);
     RETURN_IF_ERROR(sink->EnsureControlConnection());
+    RETURN_IF_ERROR(sink->fence_.Claim(sink->control_.get()));
   }
   for (size_t i = 0; i < sink->workers_.size(); ++i) {
     MysqlSink* self = sink.get();
@@ -47,7 +48,8 @@ MysqlSink::MysqlSink(MysqlSinkConfig config, MysqlSinkOptions options)
       // least loaded and still take it; workers pop batches of max-txn-row.
       detector_(static_cast<size_t>(config_.worker_count), static_cast<size_t>(config_.max_txn_row),
                 static_cast<size_t>(config_.max_txn_row)),
-      ddl_ts_(options_.cluster_id, options_.changefeed_id) {
+      ddl_ts_(options_.cluster_id, options_.changefeed_id),
+      fence_(options_.cluster_id, options_.changefeed_id, options_.epoch) {
   if (replicating_ts_.value() == 0) replicating_ts_ = tso::FromWallTime(clock_->WallNow());
   checkpoint_.store(options_.start_ts.value());
   for (int i = 0; i < config_.worker_count; ++i) {

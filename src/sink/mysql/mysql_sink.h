@@ -36,6 +36,7 @@
 #include "sink/mysql/conflict_detector.h"
 #include "sink/mysql/ddl_ts.h"
 #include "sink/mysql/dml_builder.h"
+#include "sink/mysql/epoch_fence.h"
 #include "sink/mysql/flush_orderer.h"
 #include "sink/mysql/mysql_config.h"
 #include "sink/mysql/mysql_conn.h"
@@ -64,6 +65,10 @@ struct MysqlSinkOptions {
   // Asked before every transaction and DDL (see sink.h); a refusal is not
   // retried.
   WritePermit write_permit;
+  // The maintainer generation writing (epoch_fence.h): the sink claims the
+  // changefeed's fence row at open and every commit is guarded by it. 0: no
+  // fence.
+  uint64_t epoch = 0;
   // How long a worker stays in safe mode after a duplicate-key error.
   Clock::Duration error_safe_mode_duration = std::chrono::seconds(5);
 };
@@ -169,6 +174,7 @@ class MysqlSink final : public Sink {
   std::unique_ptr<MysqlConnection> control_ GUARDED_BY(control_mu_);
   std::atomic<uint64_t> control_id_{0};
   DdlTsTable ddl_ts_ GUARDED_BY(control_mu_);
+  const EpochFence fence_;  // Immutable; its queries run on the caller's connection.
 
   std::vector<std::unique_ptr<Worker>> workers_;
   ThreadGroup threads_;

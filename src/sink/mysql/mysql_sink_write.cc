@@ -42,33 +42,39 @@ Result<MysqlConnection*> MysqlSink::WorkerConnection(Worker* worker) {
 
 Status MysqlSink::ExecuteTxn(MysqlConnection* conn, const std::vector<std::string>& statements,
                              unsigned* errnum) {
+  *errnum = 0;
   size_t total = 32;
   for (const std::string& s : statements) total += s.size() + 1;
-  Status st = CheckWritePermit(options_.write_permit);
-  *errnum = 0;
-  if (!st.ok()) return st;
+  // The write permit is asked right before what commits is sent; the fence
+  // guard travels with the COMMIT, so a later generation's claim stops the
+  // commit even when this process paused after asking.
+  const std::string commit =
+      fence_.enabled() ? fence_.guard_sql() + ";COMMIT" : std::string("COMMIT");
+  Status st;
   if (config_.multi_stmt && total < conn->max_allowed_packet() / 2) {
     // One round trip (TiCDC multiStmtExecute).
     std::string sql = "BEGIN;";
-    sql.reserve(total);
+    sql.reserve(total + commit.size());
     for (const std::string& s : statements) {
       sql += s;
       sql += ';';
     }
-    sql += "COMMIT";
+    sql += commit;
+    RETURN_IF_ERROR(CheckWritePermit(options_.write_permit));
     st = conn->Execute(sql);
   } else {
+    RETURN_IF_ERROR(CheckWritePermit(options_.write_permit));
     st = conn->Execute("BEGIN");
     for (size_t i = 0; st.ok() && i < statements.size(); ++i) st = conn->Execute(statements[i]);
-    // Asked again: the statements so far are rolled back if it is refused.
     if (st.ok()) {
+      // Asked again: the statements so far are rolled back if it is refused.
       st = CheckWritePermit(options_.write_permit);
       if (!st.ok()) {
         conn->Execute("ROLLBACK").IgnoreError();
         return st;
       }
+      st = conn->Execute(commit);
     }
-    if (st.ok()) st = conn->Execute("COMMIT");
   }
   *errnum = st.ok() ? 0 : conn->last_errno();
   if (!st.ok() && !IsConnectionError(*errnum)) conn->Execute("ROLLBACK").IgnoreError();
@@ -115,6 +121,11 @@ Status MysqlSink::WriteBatch(Worker* worker, const std::vector<Detector::Ticket*
     if (conn.ok() && IsConnectionError(errnum)) {
       worker->conn.reset();
       worker->conn_id.store(0);
+    }
+    if (errnum == mysql_errnum::kDupEntry && fence_.enabled()) {
+      // Maybe the fence guard: a later generation owns the changefeed.
+      Status stale = fence_.Check(*conn);
+      if (!stale.ok()) return stale.WithContext(context());
     }
     if (errnum == mysql_errnum::kDupEntry && !error_safe && !dup_retried) {
       // TiCDC: a duplicate key means rows were written before; go to safe
@@ -202,6 +213,7 @@ Status MysqlSink::WriteDdlOnce(const event::DdlEvent& ddl, bool* skipped) {
     RETURN_IF_ERROR(conn->Execute(use));
   }
   if (!query.empty()) {
+    RETURN_IF_ERROR(fence_.Check(conn));
     RETURN_IF_ERROR(CheckWritePermit(options_.write_permit));
     Status st = conn->Execute(query);
     if (!st.ok()) {

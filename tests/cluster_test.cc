@@ -1,0 +1,220 @@
+// Two `sluice server` nodes on one etcd (a process of the test's own), simkv
+// as its own process, MariaDB and csv files downstream, each run ending in
+// the checker's "0 differences":
+//  - the owner is killed with SIGKILL mid-workload: the other node takes
+//    over within the session TTL and every changefeed resumes from its
+//    checkpoint;
+//  - the owner is paused (SIGSTOP) past its session TTL while the other node
+//    takes over, then resumed (SIGCONT): it fences itself, and MariaDB's
+//    general log shows that none of its connections wrote anything after it
+//    resumed; it then registers again as a new capture.
+// The changefeeds are created through the standby, whose API forwards to the
+// owner.
+#include <signal.h>
+#include <unistd.h>
+
+#include <regex>
+#include <set>
+#include <thread>
+
+#include "e2e/e2e_fixture.h"
+#include "process/etcd_process.h"
+#include "sink/mysql/mysql_config.h"
+#include "sink/mysql/mysql_conn.h"
+#include "sink/sink_uri.h"
+
+namespace sluice::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr const char* kSessionTtl = "3";
+
+// One row of a query result, NULL read as "".
+struct SqlRowView {
+  const sink::SqlRow& row;
+  std::string Text(size_t i) const { return i < row.size() ? row[i].value_or("") : ""; }
+};
+
+class ClusterTest : public E2eFixture {
+ protected:
+  void SetUp() override {
+    database_ = "cluster_e2e";
+    E2eFixture::SetUp();
+    if (IsSkipped()) return;
+    if (::access(kEtcdBinary, X_OK) != 0) GTEST_SKIP() << kEtcdBinary << " is not installed";
+    etcd_ = std::make_unique<EtcdProcess>(dir_ + "/etcd");
+    ASSERT_TRUE(etcd_->Start().ok());
+  }
+  void TearDown() override {
+    for (ServerProcess* s : {&a_, &b_}) {
+      if (s->child != nullptr) s->child->Signal(SIGCONT);
+      s->child.reset();
+    }
+    if (etcd_ != nullptr) etcd_->Kill();
+    E2eFixture::TearDown();
+  }
+
+  void StartNode(ServerProcess* node, const std::string& name) {
+    StartServer(node, name, {"--etcd", etcd_->endpoint(), "--capture-session-ttl", kSessionTtl});
+  }
+  static bool IsOwner(const std::string& api) {
+    nlohmann::json status = GetJson(api, "/api/v2/status");
+    return status.is_object() && status.value("is_owner", false);
+  }
+  // Waits (bounded) until the node at `api` is the owner; the time it took.
+  std::chrono::milliseconds AwaitOwner(const std::string& api) {
+    const auto start = std::chrono::steady_clock::now();
+    while (!IsOwner(api)) {
+      if (std::chrono::steady_clock::now() - start > 60s) {
+        ADD_FAILURE() << api << " did not become the owner";
+        break;
+      }
+      std::this_thread::sleep_for(50ms);  // Polling the API.
+    }
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                                 start);
+  }
+  // Both nodes up, `a_` the owner; the database prepared at the start ts.
+  Ts StartCluster() {
+    StartSimkv();
+    StartNode(&a_, "node-a");
+    AwaitOwner(a_.api);
+    StartNode(&b_, "node-b");
+    EXPECT_FALSE(IsOwner(b_.api));
+    const Ts start = Tso();
+    PrepareMysql(start);
+    return start;
+  }
+
+  std::unique_ptr<sink::MysqlConnection> ConnectMysql() {
+    auto uri = sink::SinkUri::Parse(mysql_);
+    EXPECT_TRUE(uri.ok());
+    auto config = sink::MysqlSinkConfig::FromUri(*uri);
+    EXPECT_TRUE(config.ok());
+    auto conn = sink::MysqlConnection::Connect(config->connect);
+    EXPECT_TRUE(conn.ok()) << conn.status().ToString();
+    return conn.ok() ? std::move(conn).value() : nullptr;
+  }
+
+  std::unique_ptr<EtcdProcess> etcd_;
+  ServerProcess a_;
+  ServerProcess b_;
+};
+
+TEST_F(ClusterTest, TheOwnerKilledMidWorkloadTheOtherNodeTakesOver) {
+  const Ts start = StartCluster();
+  const std::string files = dir_ + "/out";
+  // Created through the standby: its API forwards to the owner.
+  Cli(b_.api, {"changefeed", "create", "--sink-uri", mysql_, "-c", "c-mysql", "--start-ts",
+               std::to_string(start.value())});
+  Cli(b_.api, {"changefeed", "create", "--sink-uri",
+               "file://" + files + "?protocol=csv&flush-interval=200ms", "-c", "c-file",
+               "--start-ts", std::to_string(start.value())});
+  ASSERT_NO_FATAL_FAILURE(StartWorkload());
+  EXPECT_GT(WaitCheckpoint(b_.api, "c-mysql", Tso()), start);
+  WaitCheckpoint(b_.api, "c-file", Tso());
+
+  a_.child->Signal(SIGKILL);
+  ASSERT_TRUE(a_.child->Wait(10s).ok());
+  const Ts killed_at = Tso();
+  const std::chrono::milliseconds takeover = AwaitOwner(b_.api);
+  // The new owner resumes both from their checkpoints and goes past the kill.
+  WaitCheckpoint(b_.api, "c-mysql", killed_at);
+  WaitCheckpoint(b_.api, "c-file", killed_at);
+  std::cout << "takeover after kill -9: " << takeover.count() << " ms (session ttl " << kSessionTtl
+            << " s)\n";
+  EXPECT_LT(takeover, 30s);
+
+  // The killed node comes back (same data dir) and stands by.
+  StartNode(&a_, "node-a");
+  EXPECT_FALSE(IsOwner(a_.api));
+  nlohmann::json captures = GetJson(a_.api, "/api/v2/captures");
+  ASSERT_TRUE(captures.is_object()) << captures.dump();
+  EXPECT_EQ(captures.value("total", 0), 2) << captures.dump();
+
+  ASSERT_NO_FATAL_FAILURE(StopWorkload());
+  const Ts end = Tso();
+  const Ts mysql_checkpoint = WaitCheckpoint(a_.api, "c-mysql", end);
+  const Ts file_checkpoint = WaitCheckpoint(a_.api, "c-file", end);
+  Check({"--mysql", mysql_, "--schemas", database_}, mysql_checkpoint);
+  Check({"--storage", files, "--protocol", "csv"}, file_checkpoint);
+  StopServer(&a_);
+  StopServer(&b_);
+}
+
+TEST_F(ClusterTest, AnOwnerPausedPastItsTtlFencesItselfAndWritesNothingAfter) {
+  const Ts start = StartCluster();
+  std::unique_ptr<sink::MysqlConnection> db = ConnectMysql();
+  ASSERT_NE(db, nullptr);
+  ASSERT_TRUE(db->Execute("SET GLOBAL log_output = 'TABLE'").ok());
+  ASSERT_TRUE(db->Execute("TRUNCATE TABLE mysql.general_log").ok());
+  ASSERT_TRUE(db->Execute("SET GLOBAL general_log = 'ON'").ok());
+  Cli(b_.api, {"changefeed", "create", "--sink-uri", mysql_, "-c", "c-mysql", "--start-ts",
+               std::to_string(start.value())});
+  ASSERT_NO_FATAL_FAILURE(StartWorkload());
+  WaitCheckpoint(b_.api, "c-mysql", Tso());
+
+  // Every connection that wrote so far is the owner's (a_).
+  const std::string writes_predicate =
+      "(argument REGEXP "
+      "'^[[:space:]]*(BEGIN|INSERT|REPLACE|UPDATE|DELETE|COMMIT|CREATE|ALTER|DROP|TRUNCATE)' "
+      "AND argument LIKE '%" +
+      database_ + "%')";
+  const std::string writes = "command_type = 'Query' AND " + writes_predicate;
+  auto before = db->Query("SELECT DISTINCT thread_id FROM mysql.general_log WHERE " + writes);
+  ASSERT_TRUE(before.ok()) << before.status().ToString();
+  std::set<std::string> owner_threads;
+  for (const auto& row : *before) owner_threads.insert(row[0].value_or(""));
+  ASSERT_FALSE(owner_threads.empty());
+
+  a_.child->Signal(SIGSTOP);
+  const Ts paused_at = Tso();
+  const std::chrono::milliseconds takeover = AwaitOwner(b_.api);
+  WaitCheckpoint(b_.api, "c-mysql", paused_at);  // b_ writes now.
+  auto resumed_at = db->Query("SELECT NOW(6)");
+  ASSERT_TRUE(resumed_at.ok() && !resumed_at->empty());
+  a_.child->Signal(SIGCONT);
+  // It notices, fences, and comes back as a new capture.
+  ASSERT_TRUE(a_.child->WaitForLine(std::regex("(session lost: fencing)"), 30s).ok())
+      << a_.child->Output();
+  ASSERT_TRUE(a_.child->WaitForLine(std::regex("capture registered; id=(\\S+)"), 30s).ok());
+  WaitCheckpoint(b_.api, "c-mysql", Tso());
+  std::cout << "takeover after SIGSTOP: " << takeover.count() << " ms\n";
+
+  // Everything the old owner's connections sent after it resumed. A write
+  // that reached MariaDB must have been refused there: it carries the epoch
+  // fence's guard and its connection's next statement is the ROLLBACK.
+  std::string in;
+  for (const std::string& t : owner_threads) in += (in.empty() ? "" : ",") + t;
+  auto after = db->Query("SELECT thread_id, argument, " + writes_predicate +
+                         " FROM mysql.general_log WHERE command_type = 'Query' AND thread_id IN (" +
+                         in + ") AND event_time > '" + (*resumed_at)[0][0].value_or("") +
+                         "' ORDER BY thread_id, event_time");
+  ASSERT_TRUE(after.ok()) << after.status().ToString();
+  int refused = 0;
+  for (size_t i = 0; i < after->size(); ++i) {
+    const SqlRowView row{(*after)[i]};
+    if (row.Text(2) != "1") continue;  // Not a write.
+    const bool guarded = row.Text(1).find("changefeed_epoch_v1") != std::string::npos;
+    const bool rolled_back = i + 1 < after->size() &&
+                             SqlRowView{(*after)[i + 1]}.Text(0) == row.Text(0) &&
+                             SqlRowView{(*after)[i + 1]}.Text(1) == "ROLLBACK";
+    EXPECT_TRUE(guarded && rolled_back) << "the fenced node committed after it resumed: thread "
+                                        << row.Text(0) << ": " << row.Text(1).substr(0, 200);
+    ++refused;
+  }
+  std::cout << "writes refused downstream after the resume: " << refused << "\n";
+  ASSERT_TRUE(db->Execute("SET GLOBAL general_log = 'OFF'").ok());
+
+  ASSERT_NO_FATAL_FAILURE(StopWorkload());
+  const Ts checkpoint = WaitCheckpoint(b_.api, "c-mysql", Tso());
+  Check({"--mysql", mysql_, "--schemas", database_}, checkpoint);
+  nlohmann::json captures = GetJson(b_.api, "/api/v2/captures");
+  EXPECT_EQ(captures.value("total", 0), 2) << captures.dump();
+  StopServer(&a_);
+  StopServer(&b_);
+}
+
+}  // namespace
+}  // namespace sluice::testing
