@@ -1,15 +1,18 @@
 // Two `sluice server` nodes on one etcd (a process of the test's own), simkv
 // as its own process, MariaDB and csv files downstream, each run ending in
 // the checker's "0 differences":
-//  - the owner is killed with SIGKILL mid-workload: the other node takes
-//    over within the session TTL and every changefeed resumes from its
-//    checkpoint;
+//  - the owner resigns (POST /api/v2/owner/resign through the standby) and
+//    the other node leads; then that owner is killed with SIGKILL
+//    mid-workload: the first takes over within the session TTL, every
+//    changefeed resumes from its checkpoint, and the killed node comes back
+//    as a standby;
 //  - the owner is paused (SIGSTOP) past its session TTL while the other node
 //    takes over, then resumed (SIGCONT): it fences itself, and MariaDB's
 //    general log shows that none of its connections wrote anything after it
 //    resumed; it then registers again as a new capture.
 // The changefeeds are created through the standby, whose API forwards to the
 // owner.
+#include <httplib.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -102,7 +105,7 @@ class ClusterTest : public E2eFixture {
   ServerProcess b_;
 };
 
-TEST_F(ClusterTest, TheOwnerKilledMidWorkloadTheOtherNodeTakesOver) {
+TEST_F(ClusterTest, TheOwnerResignsThenIsKilledAndTheOtherNodeTakesOver) {
   const Ts start = StartCluster();
   const std::string files = dir_ + "/out";
   // Created through the standby: its API forwards to the owner.
@@ -115,28 +118,42 @@ TEST_F(ClusterTest, TheOwnerKilledMidWorkloadTheOtherNodeTakesOver) {
   EXPECT_GT(WaitCheckpoint(b_.api, "c-mysql", Tso()), start);
   WaitCheckpoint(b_.api, "c-file", Tso());
 
-  a_.child->Signal(SIGKILL);
-  ASSERT_TRUE(a_.child->Wait(10s).ok());
+  // The owner resigns (asked through the standby): b_ leads, a_ stands by,
+  // as `sluice cli capture list` shows.
+  httplib::Client client("http://" + b_.api);
+  auto resigned = client.Post("/api/v2/owner/resign");
+  ASSERT_TRUE(resigned && resigned->status == 200);
+  AwaitOwner(b_.api);
+  EXPECT_FALSE(IsOwner(a_.api));
+  const std::string list = Cli(a_.api, {"capture", "list"});
+  EXPECT_NE(list.find(b_.node_id), std::string::npos) << list;
+  EXPECT_NE(list.find(a_.node_id), std::string::npos) << list;
+  WaitCheckpoint(a_.api, "c-mysql", Tso());
+  WaitCheckpoint(a_.api, "c-file", Tso());
+
+  // The new owner is killed: a_ takes over again.
+  b_.child->Signal(SIGKILL);
+  ASSERT_TRUE(b_.child->Wait(10s).ok());
   const Ts killed_at = Tso();
-  const std::chrono::milliseconds takeover = AwaitOwner(b_.api);
-  // The new owner resumes both from their checkpoints and goes past the kill.
-  WaitCheckpoint(b_.api, "c-mysql", killed_at);
-  WaitCheckpoint(b_.api, "c-file", killed_at);
+  const std::chrono::milliseconds takeover = AwaitOwner(a_.api);
+  // It resumes both from their checkpoints and goes past the kill.
+  WaitCheckpoint(a_.api, "c-mysql", killed_at);
+  WaitCheckpoint(a_.api, "c-file", killed_at);
   std::cout << "takeover after kill -9: " << takeover.count() << " ms (session ttl " << kSessionTtl
             << " s)\n";
   EXPECT_LT(takeover, 30s);
 
   // The killed node comes back (same data dir) and stands by.
-  StartNode(&a_, "node-a");
-  EXPECT_FALSE(IsOwner(a_.api));
-  nlohmann::json captures = GetJson(a_.api, "/api/v2/captures");
+  StartNode(&b_, "node-b");
+  EXPECT_FALSE(IsOwner(b_.api));
+  nlohmann::json captures = GetJson(b_.api, "/api/v2/captures");
   ASSERT_TRUE(captures.is_object()) << captures.dump();
   EXPECT_EQ(captures.value("total", 0), 2) << captures.dump();
 
   ASSERT_NO_FATAL_FAILURE(StopWorkload());
   const Ts end = Tso();
-  const Ts mysql_checkpoint = WaitCheckpoint(a_.api, "c-mysql", end);
-  const Ts file_checkpoint = WaitCheckpoint(a_.api, "c-file", end);
+  const Ts mysql_checkpoint = WaitCheckpoint(b_.api, "c-mysql", end);
+  const Ts file_checkpoint = WaitCheckpoint(b_.api, "c-file", end);
   Check({"--mysql", mysql_, "--schemas", database_}, mysql_checkpoint);
   Check({"--storage", files, "--protocol", "csv"}, file_checkpoint);
   StopServer(&a_);

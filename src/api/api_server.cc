@@ -265,6 +265,13 @@ void ApiServer::RegisterServerRoutes() {
   s.Get("/api/v2/captures/?", Guarded([this](const httplib::Request&) { return Captures(); }));
   s.Post("/api/v2/tso/?",
          Guarded([this](const httplib::Request& req) { return QueryTso(req.body); }));
+  // TiCDC's owner resign; other nodes forward it to the owner.
+  s.Post("/api/v2/owner/resign/?", Guarded([this](const httplib::Request& req) {
+           return OnOwner(req, [&](const ChangefeedApi&) {
+             Status st = options_.cluster->ResignOwner();
+             return st.ok() ? Reply{200, "{}", "application/json"} : ErrorReply(FromStatus(st));
+           });
+         }));
   s.Get("/metrics", Guarded([this](const httplib::Request&) {
           return Reply{200, options_.metrics->Expose(), std::string(kPrometheusTextContentType)};
         }));

@@ -60,6 +60,9 @@ class ClusterInfo {
   // The owner's API address ("host:port"), where a node without the
   // coordinator forwards the changefeed routes; nullopt if unknown.
   virtual std::optional<std::string> OwnerAddress() { return std::nullopt; }
+  // On the owner: end its term and let another node lead (POST
+  // /api/v2/owner/resign). Returns at once; the hand-over follows.
+  virtual Status ResignOwner() { return NotSupported("resigning is not supported here"); }
 };
 
 // This node, as /api/v2/status reports it.

@@ -44,6 +44,11 @@ class FakeCluster final : public ClusterInfo {
     MutexLock lock(&mu_);
     return owner_address_;
   }
+  Status ResignOwner() override {
+    ++resigns;
+    return Status::Ok();
+  }
+  std::atomic<int> resigns{0};
   void SetOwnerAddress(std::optional<std::string> address) {
     MutexLock lock(&mu_);
     owner_address_ = std::move(address);
@@ -667,6 +672,10 @@ TEST_F(ApiTest, AStandbyForwardsChangefeedRoutesToTheOwner) {
   EXPECT_EQ(listed.status, 200) << listed.raw;
   EXPECT_EQ(listed.body.value("total", 0), 1) << listed.raw;
   ExpectError(call("GET", "/api/v2/changefeeds/nobody", ""), 400, kErrChangefeedNotExists);
+  // The owner's resign, asked of the standby, reaches the owner.
+  Resp resigned = call("POST", "/api/v2/owner/resign", "");
+  EXPECT_EQ(resigned.status, 200) << resigned.raw;
+  EXPECT_EQ(cluster_.resigns.load(), 1);
   // A request already forwarded once is not forwarded again.
   ExpectError(call("GET", "/api/v2/changefeeds", "", {{"X-Sluice-Forwarded-From", "node-c"}}), 503,
               kErrOwnerNotFound);

@@ -58,6 +58,7 @@ class Server::Cluster final : public coordinator::NodeMembership, public api::Cl
   }
   std::string ClusterId() override { return cluster_id_; }
   NodeId SelfId() override { return server_->id(); }
+  Status ResignOwner() override { return server_->ResignOwner(); }
   std::optional<std::string> OwnerAddress() override { return server_->OwnerAddress(); }
 
  private:
@@ -255,6 +256,7 @@ void Server::Stop() {
   {
     MutexLock lock(&term_mu_);
     capture_cancel_.Cancel();  // Wakes a campaign or a term in progress.
+    term_cancel_.Cancel();
   }
   owner_thread_.Stop();
   // The maintainers report their checkpoints a last time (the coordinator

@@ -99,6 +99,11 @@ class Server {
   // the pointer is valid until the term ends.
   coordinator::Coordinator* coordinator() const EXCLUDES(term_mu_);
   bool is_owner() const EXCLUDES(term_mu_) { return coordinator() != nullptr; }
+  // POST /api/v2/owner/resign: the owner ends its term (gracefully: its
+  // changefeeds stop and report their checkpoints), then leaves the election
+  // and campaigns again, behind the other candidates. kNotFound on a node
+  // that is not the owner.
+  Status ResignOwner() EXCLUDES(term_mu_);
 
  private:
   class Cluster;
@@ -127,6 +132,8 @@ class Server {
   // The session's loss callback: fences at once, wakes the owner thread.
   void OnSessionLost(const Status& why) EXCLUDES(term_mu_);
   CancelToken CaptureToken() const EXCLUDES(term_mu_);
+  // A fresh term's token (cancelled on session loss, resign and stop).
+  CancelToken NewTermToken() EXCLUDES(term_mu_);
   meta::LeaseId session_lease() const EXCLUDES(term_mu_);
   bool fenced() const EXCLUDES(term_mu_);
   // The owner's API address, from its capture info.
@@ -157,6 +164,8 @@ class Server {
   CondVar term_cv_;  // A term began.
   std::unique_ptr<meta::Session> session_ GUARDED_BY(term_mu_);
   CancelSource capture_cancel_ GUARDED_BY(term_mu_);  // Cancelled on session loss.
+  CancelSource term_cancel_ GUARDED_BY(term_mu_);     // Ends the term (loss, resign).
+  bool resign_requested_ GUARDED_BY(term_mu_) = false;
   std::unique_ptr<node::Node> node_ GUARDED_BY(term_mu_);
   std::unique_ptr<coordinator::Coordinator> coordinator_ GUARDED_BY(term_mu_);
   std::unique_ptr<OwnedThread> ticker_ GUARDED_BY(term_mu_);

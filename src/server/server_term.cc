@@ -74,6 +74,23 @@ void Server::OnSessionLost(const Status& why) {
   if (node_ != nullptr) node_->LocalFence();
   if (ticker_ != nullptr) ticker_->RequestStop();
   capture_cancel_.Cancel();
+  term_cancel_.Cancel();
+}
+
+CancelToken Server::NewTermToken() {
+  MutexLock lock(&term_mu_);
+  term_cancel_ = CancelSource();
+  if (fenced_ || capture_cancel_.cancelled()) term_cancel_.Cancel();
+  return term_cancel_.token();
+}
+
+Status Server::ResignOwner() {
+  MutexLock lock(&term_mu_);
+  if (coordinator_ == nullptr) return NotFound("this node is not the owner");
+  LOG_INFO("the owner resigns; id={}", id().value());
+  resign_requested_ = true;
+  term_cancel_.Cancel();
+  return Status::Ok();
 }
 
 void Server::OwnerLoop(const StopToken& token) {
@@ -100,15 +117,16 @@ void Server::OwnerLoop(const StopToken& token) {
       }
       continue;
     }
+    const CancelToken term = NewTermToken();
     Status became = BecomeOwner();
     if (became.ok()) {
       backoff.Reset();
-      // Serve until the leadership moves (resign, lease gone) or the
-      // capture ends (session lost, stop).
-      while (!capture.cancelled()) {
-        Result<std::optional<meta::LeaderInfo>> changed = election_->WaitForChange(*led, capture);
+      // Serve until the leadership moves (lease gone), the term ends
+      // (resign, session lost) or the node stops.
+      while (!term.cancelled()) {
+        Result<std::optional<meta::LeaderInfo>> changed = election_->WaitForChange(*led, term);
         if (changed.ok()) break;
-        if (!capture.cancelled()) options_.clock->SleepFor(backoff.Next(), capture);
+        if (!term.cancelled()) options_.clock->SleepFor(backoff.Next(), term);
       }
     } else {
       LOG_ERROR("cannot become the owner; error={}", became.ToString());
@@ -117,6 +135,14 @@ void Server::OwnerLoop(const StopToken& token) {
     if (token.cancelled()) return;  // Stop() ends the term.
     LOG_INFO("this node is no longer the owner; id={}", id().value());
     StepDown();
+    bool resign = false;
+    {
+      MutexLock lock(&term_mu_);
+      std::swap(resign, resign_requested_);
+    }
+    // Only now, with this term's changefeeds stopped, may the next owner
+    // start: leave the election (and campaign again, behind the others).
+    if (resign) (void)election_->Resign(session_lease());
     if (!became.ok()) options_.clock->SleepFor(backoff.Next(), token);
   }
 }
