@@ -108,6 +108,17 @@ void EtcdMetaStore::PrepareContext(grpc::ClientContext* context, Clock::Duration
   context->set_deadline(std::chrono::system_clock::now() + timeout);
 }
 
+template <typename Response, typename Call>
+Result<Response> EtcdMetaStore::Unary(std::string_view what, Call call) {
+  ASSIGN_OR_RETURN(std::shared_ptr<Conn> conn, Current());
+  grpc::ClientContext context;
+  PrepareContext(&context, options_.request_timeout);
+  Response response;
+  grpc::Status status = call(*conn, &context, &response);
+  if (!status.ok()) return OnCallFailed(conn, status, what);
+  return response;
+}
+
 Result<etcdserverpb::RangeResponse> EtcdMetaStore::Range(const etcdserverpb::RangeRequest& request,
                                                          std::string_view what) {
   Status last;
@@ -165,12 +176,11 @@ Result<Revision> EtcdMetaStore::CurrentRevision() {
 
 Result<TxnResponse> EtcdMetaStore::Txn(const TxnRequest& txn) {
   ASSIGN_OR_RETURN(etcdserverpb::TxnRequest request, etcd::TxnToProto(txn, ns_));
-  ASSIGN_OR_RETURN(std::shared_ptr<Conn> conn, Current());
-  grpc::ClientContext context;
-  PrepareContext(&context, options_.request_timeout);
-  etcdserverpb::TxnResponse response;
-  grpc::Status status = conn->kv->Txn(&context, request, &response);
-  if (!status.ok()) return OnCallFailed(conn, status, "txn");
+  ASSIGN_OR_RETURN(etcdserverpb::TxnResponse response,
+                   Unary<etcdserverpb::TxnResponse>(
+                       "txn", [&](Conn& conn, grpc::ClientContext* context, auto* out) {
+                         return conn.kv->Txn(context, request, out);
+                       }));
   return TxnResponse{response.succeeded(), response.header().revision()};
 }
 
@@ -180,14 +190,13 @@ Result<LeaseGrant> EtcdMetaStore::GrantLease(Clock::Duration ttl) {
   // etcd counts whole seconds; round up so a lease never lives shorter.
   const int64_t ttl_s = (duration_cast<milliseconds>(ttl).count() + 999) / 1000;
   if (ttl_s <= 0) return InvalidArgument("metastore: lease ttl must be at least 1 ms");
-  ASSIGN_OR_RETURN(std::shared_ptr<Conn> conn, Current());
   etcdserverpb::LeaseGrantRequest request;
   request.set_ttl(ttl_s);
-  grpc::ClientContext context;
-  PrepareContext(&context, options_.request_timeout);
-  etcdserverpb::LeaseGrantResponse response;
-  grpc::Status status = conn->lease->LeaseGrant(&context, request, &response);
-  if (!status.ok()) return OnCallFailed(conn, status, "lease grant");
+  ASSIGN_OR_RETURN(etcdserverpb::LeaseGrantResponse response,
+                   Unary<etcdserverpb::LeaseGrantResponse>(
+                       "lease grant", [&](Conn& conn, grpc::ClientContext* context, auto* out) {
+                         return conn.lease->LeaseGrant(context, request, out);
+                       }));
   if (!response.error().empty()) return Unavailable("etcd lease grant: " + response.error());
   if (response.id() == 0 || response.ttl() <= 0) {
     return ProtocolViolation("etcd granted lease " + std::to_string(response.id()) + " with ttl " +
@@ -221,26 +230,25 @@ Status EtcdMetaStore::KeepAlive(LeaseId lease) {
 }
 
 Status EtcdMetaStore::RevokeLease(LeaseId lease) {
-  ASSIGN_OR_RETURN(std::shared_ptr<Conn> conn, Current());
   etcdserverpb::LeaseRevokeRequest request;
   request.set_id(lease.value());
-  grpc::ClientContext context;
-  PrepareContext(&context, options_.request_timeout);
-  etcdserverpb::LeaseRevokeResponse response;
-  grpc::Status status = conn->lease->LeaseRevoke(&context, request, &response);
-  if (!status.ok()) return OnCallFailed(conn, status, "lease revoke");
-  return Status::Ok();
+  return Unary<etcdserverpb::LeaseRevokeResponse>(
+             "lease revoke",
+             [&](Conn& conn, grpc::ClientContext* context, auto* out) {
+               return conn.lease->LeaseRevoke(context, request, out);
+             })
+      .status();
 }
 
 Result<Clock::Duration> EtcdMetaStore::LeaseTimeToLive(LeaseId lease) {
-  ASSIGN_OR_RETURN(std::shared_ptr<Conn> conn, Current());
   etcdserverpb::LeaseTimeToLiveRequest request;
   request.set_id(lease.value());
-  grpc::ClientContext context;
-  PrepareContext(&context, options_.request_timeout);
-  etcdserverpb::LeaseTimeToLiveResponse response;
-  grpc::Status status = conn->lease->LeaseTimeToLive(&context, request, &response);
-  if (!status.ok()) return OnCallFailed(conn, status, "lease time-to-live");
+  ASSIGN_OR_RETURN(
+      etcdserverpb::LeaseTimeToLiveResponse response,
+      Unary<etcdserverpb::LeaseTimeToLiveResponse>(
+          "lease time-to-live", [&](Conn& conn, grpc::ClientContext* context, auto* out) {
+            return conn.lease->LeaseTimeToLive(context, request, out);
+          }));
   if (response.ttl() < 0) {
     return NotFound("etcd: lease " + std::to_string(lease.value()) + " not found");
   }

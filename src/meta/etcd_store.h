@@ -107,6 +107,10 @@ class EtcdMetaStore final : public MetaStore {
   Status OnCallFailed(const std::shared_ptr<Conn>& conn, const grpc::Status& status,
                       std::string_view what) EXCLUDES(mu_);
   void PrepareContext(grpc::ClientContext* context, Clock::Duration timeout) const;
+  // One unary call on the current connection: `call(conn, context,
+  // response)` returns the gRPC status; failures are mapped (OnCallFailed).
+  template <typename Response, typename Call>
+  Result<Response> Unary(std::string_view what, Call call);
   // A Range call, retried on the next endpoint when one cannot be reached.
   Result<etcdserverpb::RangeResponse> Range(const etcdserverpb::RangeRequest& request,
                                             std::string_view what);
