@@ -39,10 +39,22 @@ void E2eFixture::TearDown() {
 }
 
 void E2eFixture::StartSimkv(std::vector<std::string> extra) {
-  std::vector<std::string> argv = {SLUICE_SIMKV_BIN, "--txns-per-s", "150", "--tables", "2",
-                                   "--database",     database_,      "--regions",  "4",
-                                   "--tick",         "100ms",        "--seed",     "11",
-                                   "--paused",       "--faults",     "split=1,leader=1,busy=1;interval=700ms"};
+  std::vector<std::string> argv = {SLUICE_SIMKV_BIN,
+                                   "--txns-per-s",
+                                   "150",
+                                   "--tables",
+                                   "2",
+                                   "--database",
+                                   database_,
+                                   "--regions",
+                                   "4",
+                                   "--tick",
+                                   "100ms",
+                                   "--seed",
+                                   "11",
+                                   "--paused",
+                                   "--faults",
+                                   "split=1,leader=1,busy=1;interval=700ms"};
   argv.insert(argv.end(), extra.begin(), extra.end());
   auto child = ChildProcess::Start(argv, dir_ + "/simkv.log");
   ASSERT_TRUE(child.ok()) << child.status().ToString();
@@ -58,9 +70,8 @@ void E2eFixture::StartSimkv(std::vector<std::string> extra) {
 void E2eFixture::StartServer(ServerProcess* server, const std::string& name,
                              std::vector<std::string> extra) {
   server->name = name;
-  std::vector<std::string> argv = {SLUICE_BIN,    "server",      "--pd",
-                                   pd_,           "--addr",      "127.0.0.1:0",
-                                   "--data-dir",  dir_ + "/" + name};
+  std::vector<std::string> argv = {SLUICE_BIN, "server",      "--pd",       pd_,
+                                   "--addr",   "127.0.0.1:0", "--data-dir", dir_ + "/" + name};
   argv.insert(argv.end(), extra.begin(), extra.end());
   auto child = ChildProcess::Start(argv, dir_ + "/" + name + ".log");
   ASSERT_TRUE(child.ok()) << child.status().ToString();

@@ -23,9 +23,9 @@ namespace sluice::testing {
 // One `sluice server` process.
 struct ServerProcess {
   std::unique_ptr<ChildProcess> child;
-  std::string api;       // "host:port" it printed.
-  std::string name;      // Its data dir and log are named after it.
-  std::string node_id;   // The node id it printed.
+  std::string api;      // "host:port" it printed.
+  std::string name;     // Its data dir and log are named after it.
+  std::string node_id;  // The node id it printed.
 };
 
 class E2eFixture : public ::testing::Test {

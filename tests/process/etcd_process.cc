@@ -39,11 +39,10 @@ Status EtcdProcess::Start() {
   const std::string peer = "http://127.0.0.1:" + std::to_string(peer_port_);
   ASSIGN_OR_RETURN(process_, ChildProcess::Start(
                                  {kEtcdBinary, "--name", "t", "--data-dir", dir_ + "/data",
-                                  "--listen-client-urls", client, "--advertise-client-urls",
-                                  client, "--listen-peer-urls", peer,
-                                  "--initial-advertise-peer-urls", peer, "--initial-cluster",
-                                  "t=" + peer, "--heartbeat-interval", "50", "--election-timeout",
-                                  "500"},
+                                  "--listen-client-urls", client, "--advertise-client-urls", client,
+                                  "--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
+                                  "--initial-cluster", "t=" + peer, "--heartbeat-interval", "50",
+                                  "--election-timeout", "500"},
                                  dir_ + "/etcd.log"));
   return process_
       ->WaitForLine(std::regex("(ready to serve client requests)"), std::chrono::seconds(20))
