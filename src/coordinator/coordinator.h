@@ -19,8 +19,8 @@
 //    failed update is counted and retried, never fatal;
 //  - a retryable maintainer error puts the changefeed into `warning` and
 //    restarts it after an exponential backoff; errors that last longer than
-//    `error_bound`, or a fatal error, make it `failed` (stopped, error kept)
-//    until resumed.
+//    its bound (`error_bound_of`, else `error_bound`), or a fatal error, make it `failed` (stopped,
+//    error kept) until resumed.
 //
 // Threads: every public method may be called from any thread; they are
 // serialized by one mutex, held also while calling the metastore, PD and the
@@ -32,6 +32,7 @@
 // outlive the coordinator.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -61,6 +62,9 @@ struct CoordinatorOptions {
   Clock::Duration backoff_initial = std::chrono::seconds(10);
   Clock::Duration backoff_max = std::chrono::minutes(10);
   Clock::Duration error_bound = std::chrono::minutes(30);
+  // A changefeed's own bound (its changefeed-error-stuck-duration); null or
+  // a non-positive answer: error_bound. Called under the coordinator's lock.
+  std::function<Clock::Duration(const meta::ChangefeedInfo&)> error_bound_of;
 };
 
 // What the API sees of one changefeed.

@@ -64,6 +64,28 @@ TEST_F(CoordinatorErrorTest, RetryableErrorsBackOffThenFail) {
   EXPECT_EQ(maintainers_->adds.size(), adds + 1);
 }
 
+// A changefeed's changefeed-error-stuck-duration replaces the default bound.
+TEST_F(CoordinatorErrorTest, EachChangefeedsOwnBoundDecidesWhenItFails) {
+  error_bound_of_ = [](const meta::ChangefeedInfo& info) {
+    return info.id.name == "cf" ? Clock::Duration(seconds(300)) : Clock::Duration::zero();
+  };
+  ASSERT_TRUE(OpenCoordinator().ok());
+  coord_->Tick();  // The reopened coordinator places the changefeed again.
+  ASSERT_TRUE(coord_->GetChangefeed(Id("cf"))->node.has_value());
+  ReportError(Unavailable("sink down"));
+  ASSERT_EQ(State(), meta::FeedState::kWarning);
+  clock_.Advance(seconds(200));  // Past the default 120 s, within its own 300 s.
+  coord_->Tick();
+  ASSERT_TRUE(coord_->GetChangefeed(Id("cf"))->node.has_value());
+  ReportError(Unavailable("sink down"));
+  EXPECT_EQ(State(), meta::FeedState::kWarning);
+  clock_.Advance(seconds(100));
+  coord_->Tick();
+  ASSERT_TRUE(coord_->GetChangefeed(Id("cf"))->node.has_value());
+  ReportError(Unavailable("sink still down"));
+  EXPECT_EQ(State(), meta::FeedState::kFailed);
+}
+
 TEST_F(CoordinatorErrorTest, FatalErrorFailsAtOnce) {
   ReportError(InvalidArgument("sink uri scheme unknown"));
   EXPECT_EQ(State(), meta::FeedState::kFailed);

@@ -166,7 +166,12 @@ void Coordinator::HandleError(Feed* feed, const Status& error) {
   const meta::RunningError running = ToRunningError(error);
   if (!feed->first_error_at) feed->first_error_at = now;
   Status persisted;
-  if (!error.retryable() || now - *feed->first_error_at >= options_.error_bound) {
+  Clock::Duration bound = options_.error_bound;
+  if (options_.error_bound_of) {
+    const Clock::Duration own = options_.error_bound_of(feed->info);
+    if (own > Clock::Duration::zero()) bound = own;
+  }
+  if (!error.retryable() || now - *feed->first_error_at >= bound) {
     persisted = StopWithState(feed, meta::FeedState::kFailed, running, std::nullopt);
   } else {
     persisted = StopWithState(feed, meta::FeedState::kWarning, std::nullopt, running);

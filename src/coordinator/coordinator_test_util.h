@@ -114,6 +114,7 @@ class CoordinatorTest : public meta::MetaStoreTest {
     o.backoff_initial = backoff_initial_;
     o.backoff_max = backoff_max_;
     o.error_bound = error_bound_;
+    o.error_bound_of = error_bound_of_;
     return o;
   }
 
@@ -166,6 +167,7 @@ class CoordinatorTest : public meta::MetaStoreTest {
   Clock::Duration backoff_initial_ = std::chrono::seconds(10);
   Clock::Duration backoff_max_ = std::chrono::minutes(10);
   Clock::Duration error_bound_ = std::chrono::minutes(30);
+  std::function<Clock::Duration(const meta::ChangefeedInfo&)> error_bound_of_;
   std::unique_ptr<Coordinator> coord_;
 };
 

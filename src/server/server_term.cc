@@ -7,6 +7,7 @@
 
 #include "api/api_server.h"
 #include "common/logging.h"
+#include "config/replica_config.h"
 #include "server/server.h"
 
 namespace sluice::server {
@@ -166,6 +167,14 @@ Status Server::BecomeOwner() {
   co.self_addr = options_.addr;
   co.backoff_initial = options_.backoff_initial;
   co.backoff_max = options_.backoff_max;
+  // changefeed-error-stuck-duration from each changefeed's replica config.
+  co.error_bound_of = [](const meta::ChangefeedInfo& info) -> Clock::Duration {
+    if (info.config_json.empty()) return Clock::Duration::zero();
+    Result<config::ReplicaConfig> config = config::ReplicaConfigFromJson(info.config_json);
+    if (!config.ok()) return Clock::Duration::zero();
+    return std::chrono::duration_cast<Clock::Duration>(
+        config->changefeed_error_stuck_duration.value);
+  };
   ASSIGN_OR_RETURN(std::unique_ptr<coordinator::Coordinator> coord,
                    coordinator::Coordinator::Open(co));
   RETURN_IF_ERROR(node->Start(coord.get()));
