@@ -21,6 +21,8 @@
 #include <thread>
 
 #include "e2e/e2e_fixture.h"
+#include "meta/etcd_store.h"
+#include "meta/keys.h"
 #include "process/etcd_process.h"
 #include "sink/mysql/mysql_config.h"
 #include "sink/mysql/mysql_conn.h"
@@ -118,6 +120,18 @@ TEST_F(ClusterTest, TheOwnerResignsThenIsKilledAndTheOtherNodeTakesOver) {
   EXPECT_GT(WaitCheckpoint(b_.api, "c-mysql", Tso()), start);
   WaitCheckpoint(b_.api, "c-file", Tso());
 
+  // Foreign and corrupt documents under the cluster's prefix: logged and
+  // skipped by every node, never a crash.
+  {
+    meta::EtcdStoreOptions options;
+    options.endpoints = {etcd_->endpoint()};
+    auto store = meta::EtcdMetaStore::Open(options);
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    const meta::KeyLayout layout("default");
+    ASSERT_TRUE((*store)->Put(layout.ChangefeedInfoKey({"default", "junk"}), "{oops").ok());
+    ASSERT_TRUE((*store)->Put(layout.CapturePrefix() + "junk", "not json").ok());
+  }
+
   // The owner resigns (asked through the standby): b_ leads, a_ stands by,
   // as `sluice cli capture list` shows.
   httplib::Client client("http://" + b_.api);
@@ -149,6 +163,16 @@ TEST_F(ClusterTest, TheOwnerResignsThenIsKilledAndTheOtherNodeTakesOver) {
   nlohmann::json captures = GetJson(b_.api, "/api/v2/captures");
   ASSERT_TRUE(captures.is_object()) << captures.dump();
   EXPECT_EQ(captures.value("total", 0), 2) << captures.dump();
+
+  // A third node claiming a live node's address is refused, clearly.
+  auto clash = RunProcess({SLUICE_BIN, "server", "--pd", pd_, "--addr", "127.0.0.1:0",
+                           "--advertise-addr", a_.api, "--data-dir", dir_ + "/node-c", "--etcd",
+                           etcd_->endpoint(), "--capture-session-ttl", kSessionTtl},
+                          60s);
+  ASSERT_TRUE(clash.ok()) << clash.status().ToString();
+  EXPECT_EQ(clash->first, 1) << clash->second;
+  EXPECT_NE(clash->second.find("two nodes cannot share an address"), std::string::npos)
+      << clash->second;
 
   ASSERT_NO_FATAL_FAILURE(StopWorkload());
   const Ts end = Tso();

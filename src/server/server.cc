@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <system_error>
+#include <thread>
 
 #include "api/api_server.h"
 #include "common/logging.h"
@@ -132,6 +133,7 @@ Status Server::Init() {
   tso_ = std::make_unique<coordinator::PdTsoSource>(pd_.get());
   gc_ = std::make_unique<coordinator::PdGcSafepointUpdater>(pd_.get());
   RETURN_IF_ERROR(StartApi());
+  RETURN_IF_ERROR(CheckAddressIsFree());
   RETURN_IF_ERROR(StartCapture());
   owner_thread_.Start("server-owner", [this](const StopToken& token) { OwnerLoop(token); });
   if (options_.etcd_endpoints.empty()) {
@@ -219,8 +221,7 @@ Status Server::StartApi() {
 Status Server::RegisterCapture() {
   meta::CaptureInfo capture;
   capture.id = id();
-  capture.advertise_addr =
-      options_.advertise_addr.empty() ? api_address() : options_.advertise_addr;
+  capture.advertise_addr = AdvertiseAddress();
   capture.version = kSluiceVersion;
   capture.start_timestamp_s =
       std::chrono::duration_cast<std::chrono::seconds>(options_.clock->WallNow().time_since_epoch())
@@ -231,6 +232,37 @@ Status Server::RegisterCapture() {
     lease = session_->lease();
   }
   return meta_->RegisterCapture(capture, lease).status();
+}
+
+std::string Server::AdvertiseAddress() const {
+  return options_.advertise_addr.empty() ? api_address() : options_.advertise_addr;
+}
+
+Status Server::CheckAddressIsFree() {
+  if (options_.etcd_endpoints.empty()) return Status::Ok();
+  const std::string address = AdvertiseAddress();
+  const auto deadline =
+      std::chrono::steady_clock::now() + options_.capture_session_ttl + std::chrono::seconds(2);
+  bool warned = false;
+  while (true) {
+    ASSIGN_OR_RETURN(meta::CaptureList list, meta_->ListCaptures());
+    std::optional<NodeId> holder;
+    for (const auto& c : list.captures) {
+      if (c.value.advertise_addr == address) holder = c.value.id;
+    }
+    if (!holder.has_value()) return Status::Ok();
+    if (std::chrono::steady_clock::now() >= deadline) {
+      return AlreadyExists("another node (capture " + holder->value() +
+                           ") is registered with the advertise address " + address +
+                           "; two nodes cannot share an address");
+    }
+    if (!warned) {
+      LOG_WARN("capture {} is registered at {}; waiting for it to expire", holder->value(),
+               address);
+      warned = true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));  // Polling the metastore.
+  }
 }
 
 NodeId Server::id() const {

@@ -115,6 +115,12 @@ class Server {
   Status InitMeta();      // The metadata store and the election.
   Status InitUpstream();  // PD client, region cache, log puller.
   Status StartApi();
+  // On etcd: no other live node may be registered with this node's
+  // advertised address. Waits up to one session TTL for a registration left
+  // by a crashed earlier run of this node to expire; kAlreadyExists if one
+  // stays.
+  Status CheckAddressIsFree();
+  std::string AdvertiseAddress() const;
   // A new capture: a fresh id and session, its data plane, its registration.
   Status StartCapture() EXCLUDES(term_mu_);
   Status InitNode() REQUIRES(term_mu_);
