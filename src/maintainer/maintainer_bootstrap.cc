@@ -111,7 +111,12 @@ void Maintainer::MaybeFinishBootstrap() {
   size_t holes = 0;
   for (const auto& [table_id, table] : tables_) {
     if (spans_.FindTable(table_id) != nullptr) continue;
-    spans_.AddAbsent(NewDispatcherId(), table, start_ts_);
+    // The table list is the one at the trigger's start (which the sink may
+    // have moved past DDLs it already ran), but a table's rows start at the
+    // changefeed's checkpoint: those after it may not be downstream yet. The
+    // sink moves each table past the DDLs it ran on it (and a table created
+    // since, to its creation) when its dispatcher is added.
+    spans_.AddAbsent(NewDispatcherId(), table, options_.checkpoint_ts);
     ++holes;
   }
   responses_.clear();
