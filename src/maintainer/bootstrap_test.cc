@@ -63,6 +63,23 @@ TEST(MaintainerBootstrap, FromScratchCreatesEverySpanBalanced) {
   EXPECT_EQ(f.m->operators().size(), 0u);
 }
 
+// The trigger may write a DDL that creates a table (stage NONE, sent once)
+// before the maintainer's bootstrap is done: the table is not lost.
+TEST(MaintainerBootstrap, TableChangesReportedBeforeTheBootstrapAreKept) {
+  Fixture f({Table(1), Table(2)}, {"a"});
+  f.m->Start();
+  BlockReport early = Report(DispatcherId{7, 1}, Ts(450), dispatcher::BlockStage::kNone, {});
+  early.tables_to_add = {Table(30)};
+  f.m->OnBlockStatus(NodeId("a"), early);
+  EXPECT_FALSE(f.m->bootstrapped());
+  EXPECT_EQ(f.m->spans().FindTable(30), nullptr);
+  f.cluster.Pump(f.m.get(), &f.outbox);
+  ASSERT_TRUE(f.m->bootstrapped());
+  ASSERT_NE(f.m->spans().FindTable(30), nullptr);
+  EXPECT_EQ(f.m->spans().FindTable(30)->checkpoint, Ts(450));
+  EXPECT_EQ(f.m->spans().FindTable(30)->state, ReplicaState::kWorking);
+}
+
 TEST(MaintainerBootstrap, RebuildsSpansFindsHolesAndAdoptsOperators) {
   Fixture f({Table(1), Table(2), Table(3), Table(4)}, {"a", "b"});
   const DispatcherId t1{3, 1}, t1_dup{3, 9}, t2{3, 2}, t3{3, 3}, stray{3, 4};

@@ -178,7 +178,15 @@ void Maintainer::OnSpanStatus(const NodeId& node, const SpanStatus& status) {
 }
 
 void Maintainer::OnBlockStatus(const NodeId& node, const BlockReport& report) {
-  if (!Active() || !bootstrapped_ || nodes_.count(node) == 0) return;
+  if (!Active() || nodes_.count(node) == 0) return;
+  if (!bootstrapped_) {
+    // A waiting status is resent; a table change is not: keep it.
+    if (report.stage == dispatcher::BlockStage::kNone &&
+        (!report.tables_to_add.empty() || !report.tables_to_drop.empty())) {
+      early_table_changes_.push_back(report);
+    }
+    return;
+  }
   if (report.stage != dispatcher::BlockStage::kNone) {
     barrier_.OnBlockStatus(report, Now());
     UpdateCheckpoint();

@@ -189,6 +189,10 @@ class Maintainer {
   Barrier barrier_;
   WatermarkTracker watermarks_;
   std::set<std::pair<Ts, DispatcherId>> applied_none_;  // Stage-NONE changes applied.
+  // Table changes (stage NONE: a DDL the trigger wrote on its own) reported
+  // before the bootstrap finished; applied right after it. They are sent
+  // once, so dropping them would lose the tables a DDL created.
+  std::vector<BlockReport> early_table_changes_;
   Status status_;
   Ts start_ts_;
   Ts checkpoint_;

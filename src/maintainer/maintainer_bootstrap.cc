@@ -124,6 +124,12 @@ void Maintainer::MaybeFinishBootstrap() {
   LOG_INFO("maintainer bootstrapped; changefeed={} epoch={} nodes={} spans={} holes={} ops={}",
            options_.changefeed_id, options_.epoch.value(), nodes_.size(), spans_.size(), holes,
            ops_.size());
+  std::vector<BlockReport> early;
+  early.swap(early_table_changes_);
+  for (const BlockReport& report : early) {
+    if (!applied_none_.emplace(report.block_ts, report.dispatcher_id).second) continue;
+    ApplyTableChanges(report.block_ts, report.tables_to_drop, report.tables_to_add);
+  }
   SendPostBootstrap(Now());
   Schedule();
 }
