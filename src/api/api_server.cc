@@ -125,17 +125,15 @@ Reply ApiServer::OnOwner(const httplib::Request& req, F f) {
     }
   }
   if (api == nullptr) return ForwardToOwner(req);
-  Reply reply;
-  try {
-    reply = f(*api);
-  } catch (...) {
-    MutexLock lock(&coord_mu_);
-    if (--in_flight_ == 0) coord_cv_.SignalAll();
-    throw;  // Guarded() turns it into a 500.
-  }
-  MutexLock lock(&coord_mu_);
-  if (--in_flight_ == 0) coord_cv_.SignalAll();
-  return reply;
+  // Released on every way out (an exception goes on to Guarded's 500).
+  struct Release {
+    ApiServer* server;
+    ~Release() {
+      MutexLock lock(&server->coord_mu_);
+      if (--server->in_flight_ == 0) server->coord_cv_.SignalAll();
+    }
+  } release{this};
+  return f(*api);
 }
 
 Reply ApiServer::ForwardToOwner(const httplib::Request& req) {

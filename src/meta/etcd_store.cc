@@ -167,7 +167,7 @@ Result<RangeResult> EtcdMetaStore::GetPrefix(const std::string& prefix) {
 
 Result<Revision> EtcdMetaStore::CurrentRevision() {
   etcdserverpb::RangeRequest request;
-  request.set_key(ns_.prefix().empty() ? std::string(1, '\0') : ns_.prefix());
+  request.set_key(ns_.ProbeKey());
   request.set_count_only(true);
   ASSIGN_OR_RETURN(etcdserverpb::RangeResponse response, Range(request, "revision"));
   if (response.header().revision() < 0) return ProtocolViolation("etcd: negative revision");

@@ -70,7 +70,7 @@ Result<std::unique_ptr<WatchCursor>> EtcdMetaStore::Watch(const std::string& pre
   if (next <= current) {
     // A read at that revision fails typed ("compacted") if etcd dropped it.
     etcdserverpb::RangeRequest probe;
-    probe.set_key(ns_.prefix().empty() ? std::string(1, '\0') : ns_.prefix());
+    probe.set_key(ns_.ProbeKey());
     probe.set_count_only(true);
     probe.set_revision(next);
     RETURN_IF_ERROR(Range(probe, "watch from revision " + std::to_string(next)).status());

@@ -42,6 +42,9 @@ class Namespace {
   Result<std::string> Unwrap(std::string_view key) const;
   // Range bounds (key, range_end) covering every key under `prefix`.
   std::pair<std::string, std::string> PrefixRange(std::string_view prefix) const;
+  // A key to read store-wide facts (the revision) with: the namespace, or
+  // "\0" without one.
+  std::string ProbeKey() const { return prefix_.empty() ? std::string(1, '\0') : prefix_; }
 
   const std::string& prefix() const { return prefix_; }
 

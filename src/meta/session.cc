@@ -15,16 +15,14 @@ Result<std::unique_ptr<Session>> Session::Create(MetaStore* store, SessionOption
   const Clock::TimePoint asked = options.clock->Now();
   ASSIGN_OR_RETURN(LeaseGrant grant, store->GrantLease(options.ttl));
   std::unique_ptr<Session> session(
-      new Session(store, std::move(options), std::move(on_lost), grant));
-  session->granted_at_ = asked;
-  session->liveness_->alive_until_.store((asked + session->ttl_).time_since_epoch().count(),
-                                         std::memory_order_release);
+      new Session(store, std::move(options), std::move(on_lost), grant, asked));
   session->thread_.Start("meta-session",
                          [s = session.get()](const StopToken& token) { s->Loop(token); });
   return session;
 }
 
-Session::Session(MetaStore* store, SessionOptions options, LostCallback on_lost, LeaseGrant grant)
+Session::Session(MetaStore* store, SessionOptions options, LostCallback on_lost, LeaseGrant grant,
+                 Clock::TimePoint asked)
     : store_(store),
       options_(std::move(options)),
       on_lost_(std::move(on_lost)),
@@ -32,7 +30,11 @@ Session::Session(MetaStore* store, SessionOptions options, LostCallback on_lost,
       // Count loss from the TTL asked for when the store granted more: the
       // smaller bound is the safe one.
       ttl_(std::min(grant.ttl, options_.ttl)),
-      liveness_(std::make_shared<SessionLiveness>(options_.clock)) {}
+      liveness_(std::make_shared<SessionLiveness>(options_.clock)),
+      granted_at_(asked) {
+  liveness_->alive_until_.store((granted_at_ + ttl_).time_since_epoch().count(),
+                                std::memory_order_release);
+}
 
 Session::~Session() { Stop(); }
 
@@ -57,7 +59,6 @@ void Session::Loop(const StopToken& token) {
   // The lease surely lives until one TTL after the last successful
   // keep-alive was sent (the grant counts as one).
   Clock::TimePoint alive_until = granted_at_ + ttl_;
-  liveness_->alive_until_.store(alive_until.time_since_epoch().count(), std::memory_order_release);
   while (!token.cancelled()) {
     clock->SleepFor(interval, token);
     if (token.cancelled()) return;

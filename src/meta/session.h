@@ -79,7 +79,10 @@ class Session {
   std::shared_ptr<const SessionLiveness> liveness() const { return liveness_; }
 
  private:
-  Session(MetaStore* store, SessionOptions options, LostCallback on_lost, LeaseGrant grant);
+  // `asked`: when the grant was asked for; the lease surely lives one TTL
+  // from then.
+  Session(MetaStore* store, SessionOptions options, LostCallback on_lost, LeaseGrant grant,
+          Clock::TimePoint asked);
   void Loop(const StopToken& token);
   void Lose(const Status& why);
 
@@ -89,7 +92,7 @@ class Session {
   const LeaseId lease_;
   const Clock::Duration ttl_;  // As granted (the store may round it up).
   const std::shared_ptr<SessionLiveness> liveness_;
-  Clock::TimePoint granted_at_;  // When the grant was asked for; set before the thread starts.
+  const Clock::TimePoint granted_at_;
   OwnedThread thread_;
 };
 
