@@ -14,15 +14,15 @@ dir=build-$kind
 
 # TSan finds races, so it runs the tests of the data path's libraries that
 # start threads and hand work between them: queues and thread groups, the
-# message center, the puller's pipeline and workers, the event store's
-# writers, the event service, the dispatchers and their managers, the
-# metastore (etcd watch readers, the embedded lease thread), the MySQL sink's
-# workers and the maintainer. Libraries of pure functions (codecs,
+# message center and its gRPC transport, the puller's pipeline and workers,
+# the event store's writers, the event service, the dispatchers and their
+# managers, the metastore (etcd watch readers, the embedded lease thread),
+# the MySQL sink's workers and the maintainer. Libraries of pure functions (codecs,
 # config, filter, checker, CLI, API routing) are left to ASan+UBSan, and so,
 # to keep a cold CI run within its time, are the storage sink, the
 # coordinator, the PD client, simkv and the whole-node server
 # test (run them here by adding their tests to the list).
-TSAN_TESTS=(common_test messaging_test
+TSAN_TESTS=(common_test messaging_test grpc_transport_test
   logpuller_core_test logpuller_test logpuller_bad_input_test logpuller_scan_yield_test
   logpuller_persist_failure_test eventstore_test eventservice_test dispatcher_test
   dispatchermanager_test mysql_sink_unit_test maintainer_test meta_test etcd_store_test)

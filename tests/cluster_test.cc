@@ -80,6 +80,25 @@ class ClusterTest : public E2eFixture {
     return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
                                                                  start);
   }
+  // Whether /metrics of the node at `api` shows its message stream to
+  // `peer` as up (want true), or no stream to it at all (want false); waits
+  // (bounded) for it.
+  static bool AwaitPeer(const std::string& api, const std::string& peer, bool want) {
+    const std::string up = "sluice_peer_connected{peer=\"" + peer + "\"} 1";
+    const std::string listed = "sluice_peer_connected{peer=\"" + peer + "\"}";
+    const auto deadline = std::chrono::steady_clock::now() + 30s;
+    while (std::chrono::steady_clock::now() < deadline) {
+      httplib::Client client("http://" + api);
+      auto res = client.Get("/metrics");
+      if (res && res->status == 200) {
+        const bool now = want ? res->body.find(up) != std::string::npos
+                              : res->body.find(listed) == std::string::npos;
+        if (now) return true;
+      }
+      std::this_thread::sleep_for(100ms);  // Polling the API.
+    }
+    return false;
+  }
   // Both nodes up, `a_` the owner; the database prepared at the start ts.
   Ts StartCluster() {
     StartSimkv();
@@ -119,6 +138,9 @@ TEST_F(ClusterTest, TheOwnerResignsThenIsKilledAndTheOtherNodeTakesOver) {
   ASSERT_NO_FATAL_FAILURE(StartWorkload());
   EXPECT_GT(WaitCheckpoint(b_.api, "c-mysql", Tso()), start);
   WaitCheckpoint(b_.api, "c-file", Tso());
+  // The two nodes found each other in etcd and opened their stream.
+  EXPECT_TRUE(AwaitPeer(a_.api, b_.node_id, true));
+  EXPECT_TRUE(AwaitPeer(b_.api, a_.node_id, true));
 
   // Foreign and corrupt documents under the cluster's prefix: logged and
   // skipped by every node, never a crash.
@@ -146,6 +168,7 @@ TEST_F(ClusterTest, TheOwnerResignsThenIsKilledAndTheOtherNodeTakesOver) {
   WaitCheckpoint(a_.api, "c-file", Tso());
 
   // The new owner is killed: a_ takes over again.
+  const std::string killed_id = b_.node_id;
   b_.child->Signal(SIGKILL);
   ASSERT_TRUE(b_.child->Wait(10s).ok());
   const Ts killed_at = Tso();
@@ -156,6 +179,8 @@ TEST_F(ClusterTest, TheOwnerResignsThenIsKilledAndTheOtherNodeTakesOver) {
   std::cout << "takeover after kill -9: " << takeover.count() << " ms (session ttl " << kSessionTtl
             << " s)\n";
   EXPECT_LT(takeover, 30s);
+  // Its registration expired: a_ no longer keeps a stream to it.
+  EXPECT_TRUE(AwaitPeer(a_.api, killed_id, false));
 
   // The killed node comes back (same data dir) and stands by.
   StartNode(&b_, "node-b");
@@ -163,6 +188,8 @@ TEST_F(ClusterTest, TheOwnerResignsThenIsKilledAndTheOtherNodeTakesOver) {
   nlohmann::json captures = GetJson(b_.api, "/api/v2/captures");
   ASSERT_TRUE(captures.is_object()) << captures.dump();
   EXPECT_EQ(captures.value("total", 0), 2) << captures.dump();
+  EXPECT_TRUE(AwaitPeer(a_.api, b_.node_id, true));  // Its new capture.
+  EXPECT_TRUE(AwaitPeer(b_.api, a_.node_id, true));
 
   // A third node claiming a live node's address is refused, clearly.
   auto clash = RunProcess({SLUICE_BIN, "server", "--pd", pd_, "--addr", "127.0.0.1:0",

@@ -60,9 +60,9 @@ Status ApplyPullerTable(const toml::table& table, const std::string& path, const
 }
 
 // Applies TiCDC's server config file keys (addr, advertise-addr, data-dir,
-// gc-ttl, capture-session-ttl, cluster-id, log-level) and Sluice's [puller] table to the options;
-// flags given on the command line win. Unknown keys and wrong types are
-// errors naming key and line.
+// gc-ttl, capture-session-ttl, cluster-id, log-level), Sluice's peer-addr
+// and its [puller] table to the options; flags given on the command line win. Unknown keys and
+// wrong types are errors naming key and line.
 Status ApplyConfigFile(const std::string& path, const CLI::App& app, server::ServerOptions* options,
                        std::string* log_level) {
   std::ifstream in(path);
@@ -105,7 +105,7 @@ Status ApplyConfigFile(const std::string& path, const CLI::App& app, server::Ser
     }
     std::optional<std::string> v = node.value<std::string>();
     if (k != "addr" && k != "advertise-addr" && k != "data-dir" && k != "cluster-id" &&
-        k != "log-level") {
+        k != "log-level" && k != "peer-addr") {
       return InvalidArgument("unknown " + where);
     }
     if (!v.has_value()) return InvalidArgument(where + ": expected a string");
@@ -114,6 +114,7 @@ Status ApplyConfigFile(const std::string& path, const CLI::App& app, server::Ser
     if (k == "data-dir" && !flag_given("--data-dir")) options->data_dir = *v;
     if (k == "cluster-id" && !flag_given("--cluster-id")) options->cluster_id = *v;
     if (k == "log-level" && !flag_given("--log-level")) *log_level = *v;
+    if (k == "peer-addr" && !flag_given("--peer-addr")) options->peer_addr = *v;
   }
   return Status::Ok();
 }
@@ -137,6 +138,9 @@ int RunServer(const std::vector<std::string>& args) {
       ->check(CLI::Range(int64_t{1}, int64_t{3600}));
   app.add_option("--addr", options.addr, "HTTP API address (host:port)");
   app.add_option("--advertise-addr", options.advertise_addr, "address other nodes use");
+  app.add_option("--peer-addr", options.peer_addr,
+                 "host:port of the node-to-node message stream (Sluice's own flag; default: the "
+                 "--addr host with a free port)");
   app.add_option("--data-dir", options.data_dir, "data directory");
   app.add_option("--cluster-id", options.cluster_id, "cluster id");
   app.add_option("--gc-ttl", options.gc_ttl_seconds, "service GC safepoint TTL in seconds")

@@ -139,8 +139,8 @@ TEST_P(MetaClientTest, StatusUpdatesAndRemove) {
 TEST_P(MetaClientTest, CapturesLiveOnTheirLease) {
   LeaseGrant l1 = *store_->GrantLease(seconds(1));
   LeaseGrant l2 = *store_->GrantLease(seconds(30));
-  CaptureInfo n1{NodeId("n1"), "10.0.0.1:8300", "v0.1.0", "", "", 0};
-  CaptureInfo n2{NodeId("n2"), "10.0.0.2:8300", "v0.1.0", "", "", 0};
+  CaptureInfo n1{NodeId("n1"), "10.0.0.1:8300", "v0.1.0", "", "", 0, ""};
+  CaptureInfo n2{NodeId("n2"), "10.0.0.2:8300", "v0.1.0", "", "", 0, ""};
   ASSERT_TRUE(client_->RegisterCapture(n1, l1.id).ok());
   ASSERT_TRUE(client_->RegisterCapture(n2, l2.id).ok());
   EXPECT_EQ(client_->ListCaptures()->captures.size(), 2u);

@@ -335,6 +335,7 @@ std::string EncodeCaptureInfo(const CaptureInfo& info) {
             {"deploy-path", info.deploy_path},
             {"start-timestamp", info.start_timestamp_s},
             {"is-new-arch", true}};
+  if (!info.peer_addr.empty()) j["peer-address"] = info.peer_addr;
   return Dump(j);
 }
 
@@ -349,6 +350,7 @@ Result<CaptureInfo> DecodeCaptureInfo(std::string_view text) {
   f.Str("git-hash", &info.git_hash);
   f.Str("deploy-path", &info.deploy_path);
   f.I64("start-timestamp", &info.start_timestamp_s);
+  f.Str("peer-address", &info.peer_addr);
   RETURN_IF_ERROR(f.status());
   if (id.empty()) return Corruption("capture info: empty id");
   info.id = NodeId(std::move(id));

@@ -107,6 +107,10 @@ struct CaptureInfo {
   std::string git_hash;
   std::string deploy_path;
   int64_t start_timestamp_s = 0;  // Wall time, seconds since the epoch.
+  // Sluice's own field "peer-address": where the node's PeerMessaging
+  // stream listens (host:port); empty for a node that takes no part in
+  // scheduling (a TiCDC capture).
+  std::string peer_addr;
 
   friend bool operator==(const CaptureInfo&, const CaptureInfo&) = default;
 };

@@ -65,8 +65,13 @@ TEST(ModelTest, StatusAndCaptureRoundTrip) {
   ChangefeedStatus status{Ts(10), Ts(9), AdminJobType::kNone,
                           RunningError{1000, "n1", "timeout", "sink timed out"}};
   EXPECT_EQ(*DecodeChangefeedStatus(EncodeChangefeedStatus(status)), status);
-  CaptureInfo capture{NodeId("7f1c"), "10.0.0.2:8300", "v0.1.0", "abc", "/opt", 1714564800};
+  CaptureInfo capture{NodeId("7f1c"), "10.0.0.2:8300", "v0.1.0", "abc", "/opt", 1714564800, ""};
   EXPECT_EQ(*DecodeCaptureInfo(EncodeCaptureInfo(capture)), capture);
+  capture.peer_addr = "10.0.0.2:8301";
+  EXPECT_NE(EncodeCaptureInfo(capture).find(R"("peer-address":"10.0.0.2:8301")"),
+            std::string::npos);
+  EXPECT_EQ(*DecodeCaptureInfo(EncodeCaptureInfo(capture)), capture);
+  EXPECT_EQ(DecodeCaptureInfo(R"({"id":"n","peer-address":7})").status().code(), Code::kCorruption);
 }
 
 TEST(ModelTest, BadValuesAreCorruptionNotCrashes) {

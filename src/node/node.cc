@@ -28,6 +28,7 @@ Status Node::Init() {
   messaging::MessageCenterOptions center_options;
   center_options.self = options_.self;
   center_options.clock = options_.clock;
+  center_options.transport = options_.transport;
   center_ = std::make_unique<messaging::MessageCenterImpl>(center_options);
   RETURN_IF_ERROR(center_->Start());
   NodeControlOptions control_options;
@@ -51,10 +52,17 @@ Status Node::Init() {
   return Status::Ok();
 }
 
+Status Node::StartControl() {
+  if (control_started_) return Status::Ok();
+  RETURN_IF_ERROR(control_->Start());
+  control_started_ = true;
+  return Status::Ok();
+}
+
 Status Node::Start(coordinator::MaintainerStatusListener* statuses) {
   host_->SetStatusListener(statuses);
   RETURN_IF_ERROR(host_->Start());
-  return control_->Start();
+  return StartControl();
 }
 
 void Node::LocalFence() {

@@ -34,6 +34,9 @@ struct NodeOptions {
   // The changefeed's info by "<namespace>/<name>" (the metastore).
   ChangefeedLookup lookup;
   Clock* clock = Clock::Real();
+  // Carries messages to the other nodes (borrowed; must outlive the node).
+  // Null: a single node, messages to other nodes are refused.
+  messaging::Transport* transport = nullptr;
 };
 
 class Node {
@@ -45,6 +48,9 @@ class Node {
   Node(const Node&) = delete;
   Node& operator=(const Node&) = delete;
 
+  // Starts the dispatcher-manager side only: maintainers on any node may
+  // bootstrap and schedule dispatchers here. Idempotent.
+  Status StartControl();
   // Starts the maintainer host, which reports to `statuses` (borrowed; must
   // outlive Stop()), and the node control.
   Status Start(coordinator::MaintainerStatusListener* statuses);
@@ -76,6 +82,7 @@ class Node {
   std::unique_ptr<messaging::MessageCenterImpl> center_;
   std::unique_ptr<NodeControl> control_;
   std::unique_ptr<MaintainerHost> host_;
+  bool control_started_ = false;
   bool stopped_ = false;
   // Held by LocalFence() and by Stop() while it drops the parts, so that a
   // fence from another thread never meets a part being destroyed.

@@ -4,12 +4,14 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <system_error>
 #include <thread>
 
 #include "api/api_server.h"
 #include "common/logging.h"
+#include "common/metrics.h"
 #include "meta/embedded_store.h"
 #include "meta/etcd_store.h"
 
@@ -32,6 +34,16 @@ Result<std::pair<std::string, int>> SplitHostPort(const std::string& addr) {
   }
   if (port > 65535) return InvalidArgument("--addr \"" + addr + "\" has a bad port");
   return std::make_pair(addr.substr(0, colon), port);
+}
+
+// The peer address other nodes dial: the bound one, with the advertised
+// host in place of a wildcard host.
+std::string AdvertisedPeer(const std::string& bound, const std::string& advertise) {
+  Result<std::pair<std::string, int>> b = SplitHostPort(bound);
+  Result<std::pair<std::string, int>> a = SplitHostPort(advertise);
+  if (!b.ok() || !a.ok()) return bound;
+  if (b->first != "0.0.0.0" && b->first != "[::]" && b->first != "::") return bound;
+  return a->first + ":" + std::to_string(b->second);
 }
 
 }  // namespace
@@ -78,6 +90,7 @@ Result<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
     return InvalidArgument("capture-session-ttl must be at least 1 second");
   }
   RETURN_IF_ERROR(SplitHostPort(options.addr).status());
+  if (!options.peer_addr.empty()) RETURN_IF_ERROR(SplitHostPort(options.peer_addr).status());
   std::unique_ptr<Server> s(new Server(std::move(options)));
   Status st = s->Init();
   if (!st.ok()) {
@@ -135,6 +148,7 @@ Status Server::Init() {
   RETURN_IF_ERROR(StartApi());
   RETURN_IF_ERROR(CheckAddressIsFree());
   RETURN_IF_ERROR(StartCapture());
+  members_thread_.Start("server-members", [this](const StopToken& token) { MembersLoop(token); });
   owner_thread_.Start("server-owner", [this](const StopToken& token) { OwnerLoop(token); });
   if (options_.etcd_endpoints.empty()) {
     // One node: it leads as soon as it campaigns.
@@ -201,8 +215,10 @@ Status Server::InitNode() {
   };
   o.lookup = [this](const std::string& id) { return LookupChangefeed(id); };
   o.clock = options_.clock;
+  o.transport = node_transport_;
   ASSIGN_OR_RETURN(node_, node::Node::Create(std::move(o)));
-  return Status::Ok();
+  // Maintainers on any node may place dispatchers here.
+  return node_->StartControl();
 }
 
 Status Server::StartApi() {
@@ -223,6 +239,12 @@ Status Server::RegisterCapture() {
   capture.id = id();
   capture.advertise_addr = AdvertiseAddress();
   capture.version = kSluiceVersion;
+  {
+    MutexLock lock(&transport_mu_);
+    if (transport_ != nullptr) {
+      capture.peer_addr = AdvertisedPeer(transport_->address(), capture.advertise_addr);
+    }
+  }
   capture.start_timestamp_s =
       std::chrono::duration_cast<std::chrono::seconds>(options_.clock->WallNow().time_since_epoch())
           .count();
@@ -265,6 +287,70 @@ Status Server::CheckAddressIsFree() {
   }
 }
 
+Result<std::unique_ptr<messaging::GrpcTransport>> Server::StartTransport(const NodeId& id) const {
+  messaging::GrpcTransportOptions o;
+  o.self = id;
+  o.cluster_id = options_.cluster_id;
+  ASSIGN_OR_RETURN(auto api_host, SplitHostPort(api_address()));
+  o.listen = options_.peer_addr.empty() ? api_host.first + ":0" : options_.peer_addr;
+  Result<std::unique_ptr<messaging::GrpcTransport>> transport = messaging::GrpcTransport::Start(o);
+  if (!transport.ok()) {
+    return Status(transport.status().code(),
+                  "--peer-addr " + o.listen + ": " + std::string(transport.status().message()));
+  }
+  return transport;
+}
+
+void Server::MembersLoop(const StopToken& token) {
+  const std::string prefix = meta::KeyLayout(options_.cluster_id).CapturePrefix();
+  std::unique_ptr<meta::WatchCursor> cursor;
+  while (!token.cancelled()) {
+    if (cursor == nullptr) {
+      Result<std::unique_ptr<meta::WatchCursor>> watch = store_->Watch(prefix, 0);
+      if (watch.ok()) cursor = std::move(*watch);
+    }
+    if (auto peers = RefreshPeers()) ExportPeers(*peers);
+    const Clock::TimePoint deadline = options_.clock->Now() + std::chrono::seconds(1);
+    if (cursor == nullptr) {
+      options_.clock->SleepUntil(deadline, token);
+      continue;
+    }
+    Result<std::vector<meta::WatchEvent>> events = cursor->Next(token, deadline);
+    if (!events.ok() && events.status().code() != Code::kTimeout) cursor.reset();
+  }
+}
+
+std::optional<std::vector<messaging::PeerAddress>> Server::RefreshPeers() {
+  Result<meta::CaptureList> list = meta_->ListCaptures();
+  if (!list.ok()) return std::nullopt;  // Kept as they are; the next round reads again.
+  std::vector<messaging::PeerAddress> peers;
+  for (const auto& c : list->captures) {
+    if (!c.value.peer_addr.empty()) peers.push_back({c.value.id, c.value.peer_addr});
+  }
+  MutexLock lock(&transport_mu_);
+  if (transport_ != nullptr) transport_->SetPeers(peers);
+  return peers;
+}
+
+void Server::ExportPeers(const std::vector<messaging::PeerAddress>& peers) {
+  GaugeFamily* connected = Registry::Default()->AddGaugeFamily(
+      "sluice_peer_connected", "1 while this node's message stream to the peer is up", {"peer"});
+  std::vector<NodeId> now;
+  {
+    MutexLock lock(&transport_mu_);
+    if (transport_ == nullptr) return;
+    for (const messaging::PeerAddress& p : peers) {
+      if (p.id == transport_->self()) continue;
+      now.push_back(p.id);
+      connected->WithLabels({p.id.value()})->Set(transport_->Connected(p.id) ? 1 : 0);
+    }
+  }
+  for (const NodeId& old : exported_peers_) {
+    if (std::find(now.begin(), now.end(), old) == now.end()) connected->Remove({old.value()});
+  }
+  exported_peers_ = std::move(now);
+}
+
 NodeId Server::id() const {
   MutexLock lock(&id_mu_);
   return id_;
@@ -291,6 +377,7 @@ void Server::Stop() {
     term_cancel_.Cancel();
   }
   owner_thread_.Stop();
+  members_thread_.Stop();
   // The maintainers report their checkpoints a last time (the coordinator
   // persists them), then the data paths flush and close their sinks.
   EndTerm();
@@ -303,6 +390,10 @@ void Server::Stop() {
   }
   if (node != nullptr) node->Stop();
   node.reset();
+  {
+    MutexLock lock(&transport_mu_);
+    transport_.reset();  // Closes the streams to the other nodes.
+  }
   if (session != nullptr) {
     if (meta_ != nullptr) (void)meta_->DeregisterCapture(id());
     // Revoking the lease also drops the candidacy: the next node leads now.

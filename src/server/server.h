@@ -2,7 +2,8 @@
 // PD client, region cache and log puller shared by every changefeed; the
 // metastore (the embedded store under <data-dir>/meta for a single node, or
 // etcd with --etcd, shared by the nodes of a cluster); this node's session
-// and capture registration; the coordinator, on the elected owner only; the
+// and capture registration; the gRPC message stream to every other
+// registered node; the coordinator, on the elected owner only; the
 // maintainer host and the dispatcher orchestrator; the changefeeds' data
 // paths under <data-dir>/changefeeds; and the HTTP API.
 //
@@ -30,6 +31,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,6 +42,7 @@
 #include "coordinator/coordinator.h"
 #include "coordinator/pd_adapters.h"
 #include "logpuller/subscription_client.h"
+#include "messaging/grpc_transport.h"
 #include "meta/election.h"
 #include "meta/meta_client.h"
 #include "meta/metastore.h"
@@ -63,7 +66,10 @@ struct ServerOptions {
   std::vector<std::string> etcd_endpoints;
   std::string addr = "127.0.0.1:8300";  // HTTP API; port 0 picks one.
   std::string advertise_addr;           // Default: the bound API address.
-  std::string data_dir;                 // Required.
+  // Where the node-to-node stream listens (--peer-addr, Sluice's own);
+  // empty: the API's host with a free port. Registered in the capture info.
+  std::string peer_addr;
+  std::string data_dir;  // Required.
   std::string cluster_id = "default";
   int64_t gc_ttl_seconds = 86400;  // TiCDC's gc-ttl.
   // TiCDC's capture-session-ttl: how long a node may go silent before the
@@ -144,6 +150,16 @@ class Server {
   bool fenced() const EXCLUDES(term_mu_);
   // The owner's API address, from its capture info.
   std::optional<std::string> OwnerAddress();
+  // A transport for capture `id`, listening on the peer address.
+  Result<std::unique_ptr<messaging::GrpcTransport>> StartTransport(const NodeId& id) const;
+  // The members thread: follows the registered captures (a watch on their
+  // keys, re-read at least every second) and hands them to the transport.
+  void MembersLoop(const StopToken& token);
+  // Hands the registered captures to the transport; returns them (nullopt
+  // if the metastore could not be read).
+  std::optional<std::vector<messaging::PeerAddress>> RefreshPeers();
+  // sluice_peer_connected{peer} for `peers` (members thread only).
+  void ExportPeers(const std::vector<messaging::PeerAddress>& peers);
 
   std::string PathsDir() const;
   Result<meta::ChangefeedInfo> LookupChangefeed(const std::string& id);
@@ -177,8 +193,17 @@ class Server {
   std::unique_ptr<OwnedThread> ticker_ GUARDED_BY(term_mu_);
   bool fenced_ GUARDED_BY(term_mu_) = false;
 
+  // The current capture's transport. Replaced (old one stopped first, so
+  // that a fixed peer port is free) only by StartCapture.
+  Mutex transport_mu_ ACQUIRED_BEFORE(term_mu_);
+  std::unique_ptr<messaging::GrpcTransport> transport_ GUARDED_BY(transport_mu_);
+  // The same transport, for the node; set with transport_.
+  messaging::Transport* node_transport_ GUARDED_BY(term_mu_) = nullptr;
+
   OwnedThread owner_thread_;
-  int lock_fd_ = -1;  // flock on <data-dir>/LOCK.
+  OwnedThread members_thread_;
+  std::vector<NodeId> exported_peers_;  // Members thread only.
+  int lock_fd_ = -1;                    // flock on <data-dir>/LOCK.
   bool stopped_ = false;
 };
 

@@ -26,9 +26,10 @@ NodeId NewNodeId() {
 }  // namespace
 
 Status Server::StartCapture() {
+  const NodeId id = NewNodeId();
   {
     MutexLock lock(&id_mu_);
-    id_ = NewNodeId();
+    id_ = id;
   }
   meta::SessionOptions session_options;
   session_options.ttl = options_.capture_session_ttl;
@@ -38,7 +39,18 @@ Status Server::StartCapture() {
                                          [this](const Status& why) { OnSessionLost(why); }));
   std::unique_ptr<meta::Session> old;
   {
+    MutexLock transport_lock(&transport_mu_);
+    // The previous capture's node is gone (fenced); its transport goes
+    // before the new one binds a fixed peer port.
+    {
+      MutexLock lock(&term_mu_);
+      if (node_ != nullptr) return Internal("a new capture while the old one's node still runs");
+      node_transport_ = nullptr;
+    }
+    transport_.reset();
+    ASSIGN_OR_RETURN(transport_, StartTransport(id));
     MutexLock lock(&term_mu_);
+    node_transport_ = transport_.get();
     old = std::move(session_);
     session_ = std::move(session);
     capture_cancel_ = CancelSource();
@@ -47,8 +59,9 @@ Status Server::StartCapture() {
   }
   old.reset();  // Joins its thread, which may be waiting for term_mu_.
   RETURN_IF_ERROR(RegisterCapture());
-  LOG_INFO("capture registered; id={} lease={:x} ttl={}s", id().value(), session_lease().value(),
+  LOG_INFO("capture registered; id={} lease={:x} ttl={}s", id.value(), session_lease().value(),
            std::chrono::duration_cast<std::chrono::seconds>(options_.capture_session_ttl).count());
+  (void)RefreshPeers();
   return Status::Ok();
 }
 
