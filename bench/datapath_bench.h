@@ -122,6 +122,7 @@ class MeteredSink final : public sink::Sink {
   Status WriteBlockEvent(const event::DdlEvent& ddl) override {
     return inner()->WriteBlockEvent(ddl);
   }
+  Status AdoptEpoch(uint64_t epoch) override { return inner()->AdoptEpoch(epoch); }
   Result<std::vector<sink::TableRecovery>> GetTableRecoveryInfo(
       const std::vector<int64_t>& table_ids, const std::vector<Ts>& start_ts) override {
     return inner()->GetTableRecoveryInfo(table_ids, start_ts);

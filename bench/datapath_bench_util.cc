@@ -331,6 +331,7 @@ class MeterRef final : public sink::Sink {
   Status WriteBlockEvent(const event::DdlEvent& ddl) override {
     return meter_->WriteBlockEvent(ddl);
   }
+  Status AdoptEpoch(uint64_t epoch) override { return meter_->AdoptEpoch(epoch); }
   Result<std::vector<sink::TableRecovery>> GetTableRecoveryInfo(
       const std::vector<int64_t>& table_ids, const std::vector<Ts>& start_ts) override {
     return meter_->GetTableRecoveryInfo(table_ids, start_ts);

@@ -50,6 +50,7 @@ class FilteringSink final : public sink::Sink {
       const std::vector<int64_t>& table_ids, const std::vector<Ts>& start_ts) override {
     return inner_->GetTableRecoveryInfo(table_ids, start_ts);
   }
+  Status AdoptEpoch(uint64_t epoch) override { return inner_->AdoptEpoch(epoch); }
   void Close() override { inner_->Close(); }
 
   // DDLs left out so far.

@@ -75,6 +75,14 @@ class Sink {
     return out;
   }
 
+  // The sink now writes for maintainer generation `epoch`: a newer
+  // generation took over the dispatchers that write through it. A sink that
+  // fences downstream by epoch (MySQL) claims it there before returning, and
+  // from then on commits under it; kStaleOwner if a later generation holds
+  // it already. Others have nothing to do. Not called concurrently with
+  // itself; any thread.
+  virtual Status AdoptEpoch(uint64_t epoch) { return Status::Ok(); }
+
   // Stops the sink's threads after writing what is queued (or abandoning it
   // when the sink is failed). PostFlush is never called after Close returns.
   virtual void Close() = 0;

@@ -22,7 +22,7 @@ Result<std::unique_ptr<MysqlSink>> MysqlSink::Create(const SinkUri& uri, MysqlSi
   {
     MutexLock lock(&sink->control_mu_);
     RETURN_IF_ERROR(sink->EnsureControlConnection());
-    RETURN_IF_ERROR(sink->fence_.Claim(sink->control_.get()));
+    RETURN_IF_ERROR(sink->fence()->Claim(sink->control_.get()));
   }
   for (size_t i = 0; i < sink->workers_.size(); ++i) {
     MysqlSink* self = sink.get();
@@ -49,7 +49,8 @@ MysqlSink::MysqlSink(MysqlSinkConfig config, MysqlSinkOptions options)
       detector_(static_cast<size_t>(config_.worker_count), static_cast<size_t>(config_.max_txn_row),
                 static_cast<size_t>(config_.max_txn_row)),
       ddl_ts_(options_.cluster_id, options_.changefeed_id),
-      fence_(options_.cluster_id, options_.changefeed_id, options_.epoch) {
+      fence_(std::make_shared<const EpochFence>(options_.cluster_id, options_.changefeed_id,
+                                                options_.epoch)) {
   if (replicating_ts_.value() == 0) replicating_ts_ = tso::FromWallTime(clock_->WallNow());
   checkpoint_.store(options_.start_ts.value());
   for (int i = 0; i < config_.worker_count; ++i) {
@@ -59,10 +60,49 @@ MysqlSink::MysqlSink(MysqlSinkConfig config, MysqlSinkOptions options)
 
 MysqlSink::~MysqlSink() { Close(); }
 
+std::shared_ptr<const EpochFence> MysqlSink::fence() const {
+  MutexLock lock(&fence_mu_);
+  return fence_;
+}
+
+Status MysqlSink::AdoptEpoch(uint64_t epoch) {
+  std::shared_ptr<const EpochFence> current = fence();
+  if (!current->enabled() || epoch <= current->epoch()) return Status::Ok();
+  auto next =
+      std::make_shared<const EpochFence>(options_.cluster_id, options_.changefeed_id, epoch);
+  {
+    // Its own connection: a DDL may hold the control connection while it
+    // waits for this very adoption.
+    ASSIGN_OR_RETURN(std::unique_ptr<MysqlConnection> conn,
+                     MysqlConnection::Connect(config_.connect));
+    RETURN_IF_ERROR(next->Claim(conn.get()));
+  }
+  MutexLock lock(&fence_mu_);
+  fence_ = std::move(next);
+  LOG_INFO("mysql sink: changefeed {} now writes for maintainer epoch {}", options_.changefeed_id,
+           epoch);
+  return Status::Ok();
+}
+
+bool MysqlSink::AwaitAdoption(uint64_t refused_epoch, const CancelToken& stop) {
+  const Clock::TimePoint deadline = clock_->Now() + options_.fence_adoption_grace;
+  counters_.fence_waits.fetch_add(1, std::memory_order_relaxed);
+  while (fence()->epoch() <= refused_epoch) {
+    if (closing_.load() || !CheckWritePermit(options_.write_permit).ok()) return false;
+    if (clock_->Now() >= deadline) return false;
+    if (!clock_->SleepFor(std::chrono::milliseconds(20), stop)) return false;
+  }
+  LOG_INFO("mysql sink: changefeed {}: a write refused under epoch {} is retried under {}",
+           options_.changefeed_id, refused_epoch, fence()->epoch());
+  return true;
+}
+
 Status MysqlSink::EnsureControlConnection() {
   if (control_ != nullptr) return Status::Ok();
   ASSIGN_OR_RETURN(control_, MysqlConnection::Connect(config_.connect));
   control_id_.store(control_->connection_id());
+  LOG_INFO("mysql sink: changefeed {} control connected; connection_id={}", options_.changefeed_id,
+           control_->connection_id());
   return Status::Ok();
 }
 
@@ -181,6 +221,7 @@ MysqlSinkStats MysqlSink::stats() const {
   s.ddls_skipped = counters_.ddls_skipped.load();
   s.retries = counters_.retries.load();
   s.reconnects = counters_.reconnects.load();
+  s.fence_waits = counters_.fence_waits.load();
   return s;
 }
 

@@ -69,6 +69,11 @@ struct MysqlSinkOptions {
   // changefeed's fence row at open and every commit is guarded by it. 0: no
   // fence.
   uint64_t epoch = 0;
+  // How long a transaction or DDL refused by the fence waits for this sink
+  // to be adopted by the newer generation (AdoptEpoch: a new maintainer
+  // took over the dispatchers that write through it) before the sink fails
+  // with kStaleOwner. Nothing commits meanwhile.
+  Clock::Duration fence_adoption_grace = std::chrono::seconds(30);
   // How long a worker stays in safe mode after a duplicate-key error.
   Clock::Duration error_safe_mode_duration = std::chrono::seconds(5);
 };
@@ -82,6 +87,7 @@ struct MysqlSinkStats {
   uint64_t ddls_skipped = 0;  // Already done per ddl_ts, or TiDB-only.
   uint64_t retries = 0;
   uint64_t reconnects = 0;
+  uint64_t fence_waits = 0;  // Writes refused by the fence that waited for an adoption.
 };
 
 class MysqlSink final : public Sink {
@@ -98,6 +104,9 @@ class MysqlSink final : public Sink {
   Status WriteBlockEvent(const event::DdlEvent& ddl) override;
   void AddCheckpointTs(Ts ts) override;
   Status status() const override;
+  // Claims `epoch` downstream and commits under it from now on (a newer
+  // maintainer generation took over this sink's dispatchers).
+  Status AdoptEpoch(uint64_t epoch) override EXCLUDES(control_mu_, fence_mu_);
   void Close() override;
 
   // Where each table resumes after a restart, from tidb_cdc.ddl_ts_v1 (see
@@ -144,6 +153,11 @@ class MysqlSink final : public Sink {
                     unsigned* errnum);
   Result<MysqlConnection*> WorkerConnection(Worker* worker);
   Status WriteDdlOnce(const event::DdlEvent& ddl, bool* skipped) REQUIRES(control_mu_);
+  std::shared_ptr<const EpochFence> fence() const EXCLUDES(fence_mu_);
+  // After the fence refused a write made under `refused_epoch`: waits
+  // (bounded by fence_adoption_grace, the write permit and `stop`) until
+  // this sink adopts a newer epoch. True: retry the write.
+  bool AwaitAdoption(uint64_t refused_epoch, const CancelToken& stop) EXCLUDES(fence_mu_);
   Status EnsureControlConnection() REQUIRES(control_mu_);
   // Sets the sticky status (first error wins) and wakes Close().
   void Fail(const Status& st) EXCLUDES(mu_);
@@ -174,7 +188,11 @@ class MysqlSink final : public Sink {
   std::unique_ptr<MysqlConnection> control_ GUARDED_BY(control_mu_);
   std::atomic<uint64_t> control_id_{0};
   DdlTsTable ddl_ts_ GUARDED_BY(control_mu_);
-  const EpochFence fence_;  // Immutable; its queries run on the caller's connection.
+  // The fence of the generation this sink writes for. AdoptEpoch replaces
+  // it (a fence is never changed in place); its queries run on the caller's
+  // connection.
+  mutable Mutex fence_mu_;
+  std::shared_ptr<const EpochFence> fence_ GUARDED_BY(fence_mu_);
 
   std::vector<std::unique_ptr<Worker>> workers_;
   ThreadGroup threads_;
@@ -182,6 +200,7 @@ class MysqlSink final : public Sink {
   struct Counters {
     std::atomic<uint64_t> rows{0}, txns{0}, batches{0}, safe_batches{0};
     std::atomic<uint64_t> ddls{0}, ddls_skipped{0}, retries{0}, reconnects{0};
+    std::atomic<uint64_t> fence_waits{0};
   };
   Counters counters_;
 };

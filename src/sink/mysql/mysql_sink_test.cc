@@ -422,6 +422,7 @@ TEST_F(MysqlSinkTest, AnOlderGenerationCommitsNothingOnceANewerOneOpened) {
   const std::string changefeed = testing::UniqueName("default/fenced");
   MysqlSinkOptions old_options = Options(changefeed, Ts());
   old_options.epoch = 5;
+  old_options.fence_adoption_grace = Clock::Duration::zero();  // Nobody adopts it.
   std::unique_ptr<MysqlSink> old_sink = std::move(TryNewSink("", old_options)).value();
   std::atomic<int> flushed{0};
   auto first = Txn(schema, 100, {Insert(NarrowRow(1, 1))});
@@ -454,6 +455,69 @@ TEST_F(MysqlSinkTest, AnOlderGenerationCommitsNothingOnceANewerOneOpened) {
   older.epoch = 4;
   EXPECT_EQ(TryNewSink("", older).status().code(), Code::kStaleOwner);
   EXPECT_EQ(NarrowRows("t"), (std::map<int64_t, std::string>{{1, "1"}, {3, "3"}}));
+}
+
+// A surviving sink adopted by a newer generation (its dispatchers taken
+// over by a new maintainer on another node) claims that epoch and keeps
+// committing; the generation in between is fenced off by it, and a claim
+// below the row's epoch is refused.
+TEST_F(MysqlSinkTest, ASinkAdoptedByANewerGenerationCommitsUnderItsEpoch) {
+  auto schema = CreateNarrow("t", 10);
+  const std::string changefeed = testing::UniqueName("default/adopted");
+  MysqlSinkOptions survivor_options = Options(changefeed, Ts());
+  survivor_options.epoch = 5;
+  std::unique_ptr<MysqlSink> survivor = std::move(TryNewSink("", survivor_options)).value();
+  MysqlSinkOptions middle_options = Options(changefeed, Ts());
+  middle_options.epoch = 6;
+  middle_options.fence_adoption_grace = Clock::Duration::zero();
+  std::unique_ptr<MysqlSink> middle = std::move(TryNewSink("", middle_options)).value();
+  ASSERT_TRUE(survivor->AdoptEpoch(7).ok());
+  ASSERT_TRUE(survivor->AdoptEpoch(6).ok());  // Older: nothing to do.
+  std::atomic<int> flushed{0};
+  auto mine = Txn(schema, 100, {Insert(NarrowRow(1, 1))});
+  mine->AddPostFlush([&] { ++flushed; });
+  survivor->AddDmlEvent(mine);
+  ASSERT_TRUE(testing::WaitFlushed(*survivor, flushed, 1)) << survivor->status().ToString();
+  auto theirs = Txn(schema, 200, {Insert(NarrowRow(2, 2))});
+  middle->AddDmlEvent(theirs);
+  ASSERT_TRUE(PollUntil([&] { return !middle->status().ok(); }, std::chrono::seconds(30)));
+  EXPECT_EQ(middle->status().code(), Code::kStaleOwner) << middle->status().ToString();
+  middle->Close();
+  // Another generation moved on to 9: adopting 8 is refused, nothing commits.
+  MysqlSinkOptions later = Options(changefeed, Ts());
+  later.epoch = 9;
+  ASSERT_TRUE(TryNewSink("", later).ok());
+  EXPECT_EQ(survivor->AdoptEpoch(8).code(), Code::kStaleOwner);
+  survivor->Close();
+  EXPECT_EQ(NarrowRows("t"), (std::map<int64_t, std::string>{{1, "1"}}));
+}
+
+// The new generation's own sink may claim the changefeed before the
+// surviving sinks are adopted: a surviving sink's transaction refused
+// meanwhile waits, commits nothing, and goes through once it is adopted.
+TEST_F(MysqlSinkTest, AWriteRefusedBeforeTheAdoptionGoesThroughAfterIt) {
+  auto schema = CreateNarrow("t", 10);
+  const std::string changefeed = testing::UniqueName("default/adopting");
+  MysqlSinkOptions survivor_options = Options(changefeed, Ts());
+  survivor_options.epoch = 5;
+  std::unique_ptr<MysqlSink> survivor = std::move(TryNewSink("", survivor_options)).value();
+  MysqlSinkOptions next_options = Options(changefeed, Ts());
+  next_options.epoch = 6;
+  std::unique_ptr<MysqlSink> next = std::move(TryNewSink("", next_options)).value();
+  std::atomic<int> flushed{0};
+  auto waiting = Txn(schema, 100, {Insert(NarrowRow(1, 1))});
+  waiting->AddPostFlush([&] { ++flushed; });
+  survivor->AddDmlEvent(waiting);
+  // Refused downstream, and held: nothing committed, the sink not failed.
+  ASSERT_TRUE(PollUntil([&] { return survivor->stats().fence_waits > 0; }));
+  EXPECT_EQ(flushed.load(), 0);
+  EXPECT_TRUE(survivor->status().ok()) << survivor->status().ToString();
+  EXPECT_TRUE(NarrowRows("t").empty());
+  ASSERT_TRUE(survivor->AdoptEpoch(6).ok());
+  ASSERT_TRUE(testing::WaitFlushed(*survivor, flushed, 1)) << survivor->status().ToString();
+  EXPECT_EQ(NarrowRows("t"), (std::map<int64_t, std::string>{{1, "1"}}));
+  survivor->Close();
+  next->Close();
 }
 
 TEST_F(MysqlSinkTest, ReconnectsAfterTheServerKillsItsSessions) {

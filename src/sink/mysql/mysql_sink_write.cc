@@ -34,6 +34,10 @@ Result<MysqlConnection*> MysqlSink::WorkerConnection(Worker* worker) {
   if (worker->conn == nullptr) {
     ASSIGN_OR_RETURN(worker->conn, MysqlConnection::Connect(config_.connect));
     worker->conn_id.store(worker->conn->connection_id());
+    // The id is the downstream's thread id (processlist, general log): it
+    // tells which node a write came from.
+    LOG_INFO("mysql sink: changefeed {} worker {} connected; connection_id={}",
+             options_.changefeed_id, worker->index, worker->conn->connection_id());
     if (worker->connected_once) counters_.reconnects.fetch_add(1, std::memory_order_relaxed);
     worker->connected_once = true;
   }
@@ -48,8 +52,9 @@ Status MysqlSink::ExecuteTxn(MysqlConnection* conn, const std::vector<std::strin
   // The write permit is asked right before what commits is sent; the fence
   // guard travels with the COMMIT, so a later generation's claim stops the
   // commit even when this process paused after asking.
+  const std::shared_ptr<const EpochFence> fence = this->fence();
   const std::string commit =
-      fence_.enabled() ? fence_.guard_sql() + ";COMMIT" : std::string("COMMIT");
+      fence->enabled() ? fence->guard_sql() + ";COMMIT" : std::string("COMMIT");
   Status st;
   if (config_.multi_stmt && total < conn->max_allowed_packet() / 2) {
     // One round trip (TiCDC multiStmtExecute).
@@ -105,6 +110,7 @@ Status MysqlSink::WriteBatch(Worker* worker, const std::vector<Detector::Ticket*
     Result<MysqlConnection*> conn = WorkerConnection(worker);
     Status st = conn.status();
     unsigned errnum = 0;
+    const uint64_t attempt_epoch = fence()->epoch();
     if (conn.ok()) {
       std::vector<std::string> statements;
       st = BuildDmlStatements(items, BuildOptions(**conn), &statements);
@@ -122,10 +128,14 @@ Status MysqlSink::WriteBatch(Worker* worker, const std::vector<Detector::Ticket*
       worker->conn.reset();
       worker->conn_id.store(0);
     }
-    if (errnum == mysql_errnum::kDupEntry && fence_.enabled()) {
-      // Maybe the fence guard: a later generation owns the changefeed.
-      Status stale = fence_.Check(*conn);
-      if (!stale.ok()) return stale.WithContext(context());
+    if (errnum == mysql_errnum::kDupEntry && fence()->enabled()) {
+      // Maybe the fence guard: a later generation owns the changefeed (or
+      // this sink adopted a newer epoch while the transaction was sent).
+      Status stale = fence()->Check(*conn);
+      if (!stale.ok()) {
+        if (AwaitAdoption(attempt_epoch, stop)) continue;
+        return stale.WithContext(context());
+      }
     }
     if (errnum == mysql_errnum::kDupEntry && !error_safe && !dup_retried) {
       // TiCDC: a duplicate key means rows were written before; go to safe
@@ -154,6 +164,7 @@ Status MysqlSink::WriteBlockEvent(const event::DdlEvent& ddl) {
   Backoff backoff(options_.backoff, 0xdd1);
   for (int attempt = 1;; ++attempt) {
     bool skipped = false;
+    const uint64_t attempt_epoch = fence()->epoch();
     Status st = EnsureControlConnection();
     bool connected = st.ok();
     unsigned errnum = 0;
@@ -168,6 +179,10 @@ Status MysqlSink::WriteBlockEvent(const event::DdlEvent& ddl) {
     if (control_ != nullptr && IsConnectionError(errnum)) {
       control_.reset();
       control_id_.store(0);
+    }
+    if (st.code() == Code::kStaleOwner && fence()->enabled() &&
+        AwaitAdoption(attempt_epoch, close_source_.token())) {
+      continue;  // Adopted by the generation that claimed the changefeed.
     }
     // errnum 0 with a connection: the failure was not the server's (e.g. a
     // corrupt ddl_ts row): not retried.
@@ -213,7 +228,7 @@ Status MysqlSink::WriteDdlOnce(const event::DdlEvent& ddl, bool* skipped) {
     RETURN_IF_ERROR(conn->Execute(use));
   }
   if (!query.empty()) {
-    RETURN_IF_ERROR(fence_.Check(conn));
+    RETURN_IF_ERROR(fence()->Check(conn));
     RETURN_IF_ERROR(CheckWritePermit(options_.write_permit));
     Status st = conn->Execute(query);
     if (!st.ok()) {
