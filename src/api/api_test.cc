@@ -57,8 +57,8 @@ class FakeCluster final : public ClusterInfo {
  private:
   Mutex mu_;
   std::vector<meta::CaptureInfo> captures_ GUARDED_BY(mu_) = {
-      {NodeId("node-a"), "10.0.0.1:8300", "v8.5.0", "abc", "/opt", 1},
-      {NodeId("node-b"), "10.0.0.2:8300", "v8.5.0", "abc", "/opt", 2}};
+      {NodeId("node-a"), "10.0.0.1:8300", "v8.5.0", "abc", "/opt", 1, ""},
+      {NodeId("node-b"), "10.0.0.2:8300", "v8.5.0", "abc", "/opt", 2, ""}};
   std::optional<NodeId> owner_ GUARDED_BY(mu_) = NodeId("node-a");
   Liveness liveness_ GUARDED_BY(mu_) = Liveness::kAlive;
   std::optional<std::string> owner_address_ GUARDED_BY(mu_);

@@ -63,9 +63,11 @@ class DispatcherFactory {
   // manager.
   virtual void CloseWritePath() = 0;
 
-  // The manager's owner changed to (owner, epoch). For the sink's own
-  // bookkeeping (and test observers); the default does nothing.
-  virtual void OnOwnerChanged(const NodeId& owner, MaintainerEpoch epoch) {}
+  // The manager's owner is about to change to (owner, epoch): a bootstrap
+  // of that generation was admitted. The sink moves its downstream fence to
+  // `epoch` here; an error refuses the bootstrap (the maintainer retries)
+  // and leaves the owner as it was. The default does nothing.
+  virtual Status OnOwnerChanged(const NodeId& owner, MaintainerEpoch epoch) { return Status::Ok(); }
 };
 
 // Opens the sink of a changefeed on this node, once per dispatcher manager.

@@ -57,10 +57,12 @@ Result<BootstrapResponse> DispatcherManager::Bootstrap(const BootstrapRequest& r
     replacing = true;
   }
   bool changed = fence_.owner() != request.from || fence_.epoch() != request.epoch;
+  // The sink writes for the new generation before the generation owns the
+  // manager (a refused claim leaves both as they were).
+  if (changed) RETURN_IF_ERROR(factory_->OnOwnerChanged(request.from, request.epoch));
   if (!fence_.TryTakeOwnership(request.from, request.epoch)) {
     return Internal("bootstrap admitted but ownership not taken");
   }
-  if (changed) factory_->OnOwnerChanged(request.from, request.epoch);
   // The fence moved first: the old owner can no longer use the trigger.
   if (replacing) RETURN_IF_ERROR(CloseReplacedTriggers(request));
   RETURN_IF_ERROR(

@@ -184,8 +184,9 @@ class FakeFactory : public DispatcherFactory {
     return std::unique_ptr<DispatcherHandle>(std::make_unique<FakeHandle>(world_, config));
   }
   void CloseWritePath() override { world_->CloseWritePath(); }
-  void OnOwnerChanged(const NodeId& owner, MaintainerEpoch epoch) override {
+  Status OnOwnerChanged(const NodeId& owner, MaintainerEpoch epoch) override {
     world_->OwnerChanged(owner, epoch);
+    return Status::Ok();
   }
 
  private:

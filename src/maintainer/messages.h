@@ -45,6 +45,9 @@ struct HeartbeatRequest {
   std::string changefeed_id;
   std::vector<SpanStatus> statuses;
   std::optional<Watermark> watermark;
+  // The first error of the node's data path of this changefeed (its sink,
+  // schema store or a dispatcher); OK while it works.
+  Status error;
 };
 
 // One dispatcher's report about a block event (DDL or syncpoint). A DDL and

@@ -251,6 +251,16 @@ std::optional<Ts> ChangefeedPath::TableCheckpoint(int64_t table_id) const {
   return std::nullopt;
 }
 
+Status ChangefeedPath::AdoptEpoch(MaintainerEpoch epoch) {
+  if (epoch <= epoch_ || sink_ == nullptr) return Status::Ok();
+  Status adopted = sink_->AdoptEpoch(epoch.value());
+  if (adopted.ok()) {
+    LOG_INFO("changefeed path adopted by a newer maintainer; changefeed={} path_epoch={} epoch={}",
+             changefeed_, epoch_.value(), epoch.value());
+  }
+  return adopted;
+}
+
 void ChangefeedPath::SetListener(PathListener listener) {
   MutexLock lock(&mu_);
   listener_ = std::move(listener);

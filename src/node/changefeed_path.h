@@ -109,6 +109,11 @@ class ChangefeedPath {
   std::optional<Ts> TableCheckpoint(int64_t table_id) const EXCLUDES(mu_);
   eventstore::EventStoreStats store_stats() const { return store_->stats(); }
 
+  // A newer maintainer generation took over this path's dispatchers (a
+  // surviving dispatcher manager): the sink writes under `epoch` from now
+  // on (sink::Sink::AdoptEpoch). An older or equal epoch is a no-op.
+  Status AdoptEpoch(MaintainerEpoch epoch);
+
   void SetListener(PathListener listener) EXCLUDES(mu_);
   // Pushes each dispatcher's checkpoint to the event service (event store
   // GC) and the changefeed checkpoint to the sink.

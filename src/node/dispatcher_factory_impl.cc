@@ -67,6 +67,12 @@ class PathDispatcherFactory final : public dispatchermanager::DispatcherFactory 
     return std::unique_ptr<DispatcherHandle>(new PathDispatcherHandle(path_, std::move(d), start));
   }
 
+  // A newer maintainer generation takes over the dispatchers of this path:
+  // the sink claims its epoch downstream first.
+  Status OnOwnerChanged(const NodeId& owner, MaintainerEpoch epoch) override {
+    return path_->AdoptEpoch(epoch);
+  }
+
   // The local fence: no new dispatcher, and every dispatcher of this
   // generation stops handing rows and DDLs to the sink now.
   void CloseWritePath() override {

@@ -163,6 +163,9 @@ Status MaintainerHost::Handle(const messaging::TargetMessage& msg) {
         Hosted* h = Find(hb.changefeed_id, epoch);
         if (h != nullptr && h->maintainer != nullptr && !h->closing) {
           h->maintainer->OnHeartbeat(from, hb);
+          if (h->remote_error.ok() && !hb.error.ok() && from != options_.self) {
+            h->remote_error = hb.error.WithContext("node " + from.value());
+          }
         }
       });
       return Status::Ok();
@@ -260,7 +263,8 @@ void MaintainerHost::TryCreate(Hosted* h) {
   o.tables = std::move(tables).value();
   o.tables_at = [path = h->path](Ts ts) { return path->TablesAt(ts); };
   o.ignore_table = [path = h->path](const event::TableRef& t) { return path->IgnoresTable(t); };
-  o.nodes = {options_.self};
+  o.nodes.assign(nodes_.begin(), nodes_.end());
+  if (o.nodes.empty()) o.nodes = {options_.self};
   o.clock = options_.clock;
   o.outbox = h->outbox.get();
   Result<std::unique_ptr<maintainer::Maintainer>> m = maintainer::Maintainer::Create(std::move(o));
@@ -284,6 +288,7 @@ void MaintainerHost::Report(const std::string& changefeed, Hosted* h) {
     s.error = h->maintainer->status();
   }
   if (s.error.ok()) s.error = h->start_error;
+  if (s.error.ok()) s.error = h->remote_error;
   if (s.error.ok() && h->path != nullptr) s.error = h->path->error();
   Export(s);
   statuses_->OnMaintainerStatus(options_.self, s);
@@ -308,8 +313,33 @@ void MaintainerHost::RunTasks() {
   for (Task& t : tasks) t();
 }
 
+void MaintainerHost::SyncNodes() {
+  std::set<NodeId> now = {options_.self};
+  if (options_.alive_nodes) {
+    for (NodeId& n : options_.alive_nodes()) now.insert(std::move(n));
+  }
+  if (now == nodes_) return;
+  for (auto& [changefeed, h] : hosted_) {
+    if (h.maintainer == nullptr || h.closing) continue;
+    for (const NodeId& n : now) {
+      if (nodes_.count(n) == 0) h.maintainer->OnNodeAdded(n);
+    }
+    for (const NodeId& n : nodes_) {
+      if (now.count(n) == 0) h.maintainer->OnNodeRemoved(n);
+    }
+  }
+  for (const NodeId& n : now) {
+    if (nodes_.count(n) == 0) LOG_INFO("maintainer host: node {} joined", n.value());
+  }
+  for (const NodeId& n : nodes_) {
+    if (now.count(n) == 0) LOG_INFO("maintainer host: node {} left", n.value());
+  }
+  nodes_ = std::move(now);
+}
+
 void MaintainerHost::RunOnce() {
   if (fenced()) return;
+  SyncNodes();
   RunTasks();
   maintainers_gauge_->Set(static_cast<double>(hosted_.size()));
   const Clock::TimePoint now = options_.clock->Now();

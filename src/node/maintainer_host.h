@@ -50,6 +50,9 @@ struct MaintainerHostOptions {
   PathRegistry* registry = nullptr;                                   // Borrowed.
   dispatchermanager::DispatcherOrchestrator* orchestrator = nullptr;  // Borrowed.
   std::chrono::milliseconds tick_interval{50};
+  // The live nodes the maintainers may place dispatchers on (the registered
+  // captures); read every round, must not block. Null: this node only.
+  std::function<std::vector<NodeId>()> alive_nodes;
   Registry* metrics = Registry::Default();  // Borrowed.
 };
 
@@ -90,6 +93,9 @@ class MaintainerHost final : public coordinator::MaintainerManagerClient {
     std::unique_ptr<Outbox> outbox;
     std::unique_ptr<maintainer::Maintainer> maintainer;  // Null until created.
     Status start_error;
+    // The first error a dispatcher manager on another node reported for
+    // this generation's data path there.
+    Status remote_error;
     bool closing = false;
     bool opening = false;  // The path is being opened on the opener thread.
     // A newer generation waits until this one has closed its dispatchers,
@@ -113,6 +119,9 @@ class MaintainerHost final : public coordinator::MaintainerManagerClient {
   template <typename Pb, typename Apply>
   Status Route(const messaging::TargetMessage& msg, Apply apply);
   void Report(const std::string& changefeed, Hosted* h);
+  // Tells every maintainer about nodes that joined or left since the last
+  // round.
+  void SyncNodes();
   void Export(const coordinator::MaintainerStatus& status);
   Hosted* Find(const std::string& changefeed, MaintainerEpoch epoch);
 
@@ -135,6 +144,7 @@ class MaintainerHost final : public coordinator::MaintainerManagerClient {
   // Host thread only (and RunOnce, which the owner calls only while the
   // host thread is not running).
   std::map<std::string, Hosted> hosted_;
+  std::set<NodeId> nodes_;  // The live nodes as of the last round.
 
   OwnedThread host_thread_;
   OwnedThread delivery_thread_;

@@ -43,6 +43,7 @@ Status Node::Init() {
   host_options.clock = options_.clock;
   host_options.registry = registry_.get();
   host_options.orchestrator = orchestrator_.get();
+  host_options.alive_nodes = options_.alive_nodes;
   host_ = std::make_unique<MaintainerHost>(host_options);
   NodeControl* control = control_.get();
   registry_->SetBlockStatusListener(

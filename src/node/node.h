@@ -12,7 +12,9 @@
 // Stop() from the owner's thread, the rest is thread-safe.
 #pragma once
 
+#include <functional>
 #include <memory>
+#include <vector>
 
 #include "common/clock.h"
 #include "common/status.h"
@@ -37,6 +39,10 @@ struct NodeOptions {
   // Carries messages to the other nodes (borrowed; must outlive the node).
   // Null: a single node, messages to other nodes are refused.
   messaging::Transport* transport = nullptr;
+  // The live nodes this node's maintainers spread dispatchers over (the
+  // server's view of the registered captures); must not block. Null: this
+  // node only.
+  std::function<std::vector<NodeId>()> alive_nodes;
 };
 
 class Node {

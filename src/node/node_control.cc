@@ -24,7 +24,11 @@ auto Decode(const TargetMessage& msg) -> decltype(FromProto(std::declval<const T
 
 }  // namespace
 
-NodeControl::NodeControl(NodeControlOptions options) : options_(std::move(options)) {}
+NodeControl::NodeControl(NodeControlOptions options)
+    : options_(std::move(options)),
+      dispatchers_gauge_(Registry::Default()->AddGaugeFamily(
+          "sluice_table_dispatchers", "Working table dispatchers of the changefeed on this node",
+          {"namespace", "changefeed"})) {}
 
 NodeControl::~NodeControl() { Stop(); }
 
@@ -106,6 +110,7 @@ Status NodeControl::HandleBarrierAction(const TargetMessage& msg) {
 }
 
 void NodeControl::SendHeartbeats() {
+  std::map<std::string, size_t> table_dispatchers;  // By changefeed.
   for (const std::shared_ptr<dm::DispatcherManager>& m : options_.orchestrator->managers()) {
     const NodeId owner = m->owner();
     if (owner.empty()) continue;
@@ -113,14 +118,26 @@ void NodeControl::SendHeartbeats() {
     hb.changefeed_id = m->changefeed_id();
     std::set<DispatcherId> ids;
     std::optional<Ts> min;
+    size_t& working_tables = table_dispatchers[hb.changefeed_id];
     for (const dm::DispatcherStatus& s : m->CollectStatuses()) {
       hb.statuses.push_back({s.config.id, s.state, s.checkpoint_ts});
       ids.insert(s.config.id);
+      if (s.config.table_id.value() != 0 && s.state == dm::ComponentState::kWorking) {
+        ++working_tables;
+      }
       if (s.state != dm::ComponentState::kStopped) {
         min = min.has_value() ? std::min(*min, s.checkpoint_ts) : s.checkpoint_ts;
       }
     }
     ResendPendingBlocks(*m);
+    // The paths' upkeep (the event stores' GC, a failed sink failing its
+    // dispatchers) for paths whose maintainer is on another node, and their
+    // first error for the maintainer.
+    for (const std::shared_ptr<ChangefeedPath>& path :
+         options_.registry->PathsOf(hb.changefeed_id)) {
+      path->UpdateCheckpoints(Ts());
+      if (hb.error.ok()) hb.error = path->error();
+    }
     uint64_t seq = 0;
     {
       MutexLock lock(&mu_);
@@ -139,6 +156,24 @@ void NodeControl::SendHeartbeats() {
     if (Status s = options_.center->SendEvent(std::move(msg)); !s.ok()) {
       LOG_DEBUG("heartbeat not sent; changefeed={} error={}", hb.changefeed_id, s.ToString());
     }
+  }
+  ExportDispatchers(table_dispatchers);
+}
+
+void NodeControl::ExportDispatchers(const std::map<std::string, size_t>& counts) {
+  auto labels = [](const std::string& changefeed) -> std::vector<std::string> {
+    const size_t slash = changefeed.find('/');
+    if (slash == std::string::npos) return {"", changefeed};
+    return {changefeed.substr(0, slash), changefeed.substr(slash + 1)};
+  };
+  MutexLock lock(&mu_);
+  for (const std::string& gone : exported_) {
+    if (counts.count(gone) == 0) dispatchers_gauge_->Remove(labels(gone));
+  }
+  exported_.clear();
+  for (const auto& [changefeed, n] : counts) {
+    dispatchers_gauge_->WithLabels(labels(changefeed))->Set(static_cast<double>(n));
+    exported_.insert(changefeed);
   }
 }
 

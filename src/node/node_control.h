@@ -27,6 +27,7 @@
 
 #include "common/clock.h"
 #include "common/lifecycle.h"
+#include "common/metrics.h"
 #include "common/thread_annotations.h"
 #include "dispatcher/block_status.h"
 #include "dispatchermanager/dispatcher_orchestrator.h"
@@ -77,6 +78,7 @@ class NodeControl {
   // Resends the WAITING statuses of the manager's dispatchers held at a
   // barrier, if `block_resend_interval` passed since the last resend.
   void ResendPendingBlocks(const dispatchermanager::DispatcherManager& manager) EXCLUDES(mu_);
+  void ExportDispatchers(const std::map<std::string, size_t>& counts) EXCLUDES(mu_);
   template <typename Pb, typename Response>
   Status Answer(const messaging::TargetMessage& request, const std::optional<Response>& response);
 
@@ -92,6 +94,10 @@ class NodeControl {
   bool accepting_ GUARDED_BY(gate_mu_) = true;
   int forwarding_ GUARDED_BY(gate_mu_) = 0;
   std::map<std::string, Seq> seqs_ GUARDED_BY(mu_);  // By changefeed.
+  // sluice_table_dispatchers{namespace,changefeed}: the working table
+  // dispatchers on this node; the changefeeds exported last round.
+  GaugeFamily* const dispatchers_gauge_;
+  std::set<std::string> exported_ GUARDED_BY(mu_);
   OwnedThread heartbeat_thread_;
   bool started_ = false;
 };

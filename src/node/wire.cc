@@ -218,6 +218,7 @@ Result<mt::HeartbeatRequest> Decode(const pb::HeartBeatRequest& in) {
   if (in.has_watermark()) {
     ASSIGN_OR_RETURN(out.watermark, Nest("watermark", Decode(in.watermark())));
   }
+  RETURN_IF_ERROR(ErrFromProto(in.has_err(), in.err(), &out.error));
   return out;
 }
 
@@ -550,6 +551,7 @@ void ToProto(const mt::HeartbeatRequest& in, pb::HeartBeatRequest* out) {
   ChangefeedToProto(in.changefeed_id, out->mutable_changefeed_id());
   for (const mt::SpanStatus& status : in.statuses) ToProto(status, out->add_statuses());
   if (in.watermark) ToProto(*in.watermark, out->mutable_watermark());
+  SetErr(in.error, out);
 }
 
 Result<mt::HeartbeatRequest> FromProto(const pb::HeartBeatRequest& in) { return Top(in); }

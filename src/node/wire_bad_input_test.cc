@@ -153,8 +153,10 @@ TEST(WireBadInputTest, Close) {
 }
 
 TEST(WireBadInputTest, Heartbeat) {
-  mt::HeartbeatRequest request{
-      kFeed, {{DispatcherId{1, 1}, dm::ComponentState::kWorking, Ts(1)}}, mt::Watermark{}};
+  mt::HeartbeatRequest request{kFeed,
+                               {{DispatcherId{1, 1}, dm::ComponentState::kWorking, Ts(1)}},
+                               mt::Watermark{},
+                               Status::Ok()};
   auto base = Encode<pb::HeartBeatRequest>(request);
   ExpectBadAfter(base, kInvalid, "changefeed_id", [](auto& p) { p.clear_changefeed_id(); });
   ExpectBadAfter(base, kInvalid, "statuses[0].id",

@@ -144,8 +144,10 @@ TEST(WireRoundTripTest, Heartbeat) {
   ASSERT_TRUE(decoded_status.ok()) << decoded_status.status().ToString();
   EXPECT_TRUE(Same(*decoded_status, status));
 
-  mt::HeartbeatRequest request{
-      kFeed, {status, {DispatcherId{4, 4}, dm::ComponentState::kStopped, Ts(41)}}, watermark};
+  mt::HeartbeatRequest request{kFeed,
+                               {status, {DispatcherId{4, 4}, dm::ComponentState::kStopped, Ts(41)}},
+                               watermark,
+                               Status::Ok()};
   auto decoded = RoundTrip<pb::HeartBeatRequest>(request);
   ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
   EXPECT_TRUE(Same(*decoded, request));
@@ -154,6 +156,13 @@ TEST(WireRoundTripTest, Heartbeat) {
   decoded = RoundTrip<pb::HeartBeatRequest>(request);
   ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
   EXPECT_FALSE(decoded->watermark.has_value());
+  EXPECT_TRUE(Same(*decoded, request));
+
+  // A node's data path error travels with its heartbeat, code intact.
+  request.error = StaleOwner("the changefeed is written by another generation");
+  decoded = RoundTrip<pb::HeartBeatRequest>(request);
+  ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
+  EXPECT_EQ(decoded->error.code(), Code::kStaleOwner);
   EXPECT_TRUE(Same(*decoded, request));
 }
 

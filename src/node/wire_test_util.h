@@ -115,7 +115,8 @@ inline bool Same(const mt::SpanStatus& a, const mt::SpanStatus& b) {
 inline bool Same(const mt::HeartbeatRequest& a, const mt::HeartbeatRequest& b) {
   if (a.watermark.has_value() != b.watermark.has_value()) return false;
   if (a.watermark && !Same(*a.watermark, *b.watermark)) return false;
-  return a.changefeed_id == b.changefeed_id && SameAll(a.statuses, b.statuses);
+  return a.changefeed_id == b.changefeed_id && SameAll(a.statuses, b.statuses) &&
+         a.error.code() == b.error.code() && a.error.message() == b.error.message();
 }
 
 inline bool Same(const event::BlockedTables& a, const event::BlockedTables& b) {

@@ -216,6 +216,10 @@ Status Server::InitNode() {
   o.lookup = [this](const std::string& id) { return LookupChangefeed(id); };
   o.clock = options_.clock;
   o.transport = node_transport_;
+  o.alive_nodes = [this] {
+    MutexLock lock(&members_mu_);
+    return alive_;
+  };
   ASSIGN_OR_RETURN(node_, node::Node::Create(std::move(o)));
   // Maintainers on any node may place dispatchers here.
   return node_->StartControl();
@@ -324,8 +328,15 @@ std::optional<std::vector<messaging::PeerAddress>> Server::RefreshPeers() {
   Result<meta::CaptureList> list = meta_->ListCaptures();
   if (!list.ok()) return std::nullopt;  // Kept as they are; the next round reads again.
   std::vector<messaging::PeerAddress> peers;
+  std::vector<NodeId> alive;
   for (const auto& c : list->captures) {
-    if (!c.value.peer_addr.empty()) peers.push_back({c.value.id, c.value.peer_addr});
+    if (c.value.peer_addr.empty()) continue;
+    peers.push_back({c.value.id, c.value.peer_addr});
+    alive.push_back(c.value.id);
+  }
+  {
+    MutexLock lock(&members_mu_);
+    alive_ = std::move(alive);
   }
   MutexLock lock(&transport_mu_);
   if (transport_ != nullptr) transport_->SetPeers(peers);

@@ -203,7 +203,10 @@ class Server {
   OwnedThread owner_thread_;
   OwnedThread members_thread_;
   std::vector<NodeId> exported_peers_;  // Members thread only.
-  int lock_fd_ = -1;                    // flock on <data-dir>/LOCK.
+  // The registered nodes that serve the message stream, as last read.
+  mutable Mutex members_mu_;
+  std::vector<NodeId> alive_ GUARDED_BY(members_mu_);
+  int lock_fd_ = -1;  // flock on <data-dir>/LOCK.
   bool stopped_ = false;
 };
 
