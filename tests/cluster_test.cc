@@ -311,9 +311,10 @@ TEST_F(ClusterTest, AnOwnerPausedPastItsTtlFencesItselfAndWritesNothingAfter) {
 
 // Three nodes: the owner's maintainers spread the tables over all of them.
 // A node with table dispatchers only is killed (its tables move to the
-// others), then the owner is killed (the last node leads, takes over the
-// surviving dispatchers under a new epoch and restarts the lost ones);
-// MariaDB and the files end with zero differences.
+// others) and comes back (tables are balanced onto it again), then the owner
+// is killed (another node leads, takes over the surviving dispatchers under
+// a new epoch and restarts the lost ones); MariaDB and the files end with
+// zero differences.
 TEST_F(ClusterTest, TablesSpreadOverThreeNodesSurviveTheLossOfAnyNode) {
   const Ts start = StartCluster();
   StartNode(&c_, "node-c");
@@ -356,22 +357,40 @@ TEST_F(ClusterTest, TablesSpreadOverThreeNodesSurviveTheLossOfAnyNode) {
   WaitCheckpoint(a_.api, "c-file", c_killed);
   EXPECT_TRUE(AwaitPeer(a_.api, c_.node_id, false));
 
-  // (a) The owner, which hosts the maintainers and tables, dies: b leads,
-  // adopts its own surviving dispatchers and restarts the rest.
+  // c comes back as a new capture: the tables are balanced onto it again.
+  StartNode(&c_, "node-c");
+  bool rebalanced = false;
+  const auto rebalance_deadline = std::chrono::steady_clock::now() + 60s;
+  while (!rebalanced && std::chrono::steady_clock::now() < rebalance_deadline) {
+    rebalanced = TableDispatchers(c_.api, "c-mysql") > 0;
+    if (!rebalanced) std::this_thread::sleep_for(100ms);  // Polling the API.
+  }
+  EXPECT_TRUE(rebalanced) << "no table moved to the node that joined";
+
+  // (a) The owner, which hosts the maintainers and tables, dies: another
+  // node leads, adopts its own surviving dispatchers and restarts the rest.
   a_.child->Signal(SIGKILL);
   ASSERT_TRUE(a_.child->Wait(10s).ok());
   const Ts a_killed = Tso();
-  AwaitOwner(b_.api);
-  WaitCheckpoint(b_.api, "c-mysql", a_killed);
-  WaitCheckpoint(b_.api, "c-file", a_killed);
+  ServerProcess* owner = nullptr;
+  const auto owner_deadline = std::chrono::steady_clock::now() + 60s;
+  while (owner == nullptr && std::chrono::steady_clock::now() < owner_deadline) {
+    if (IsOwner(b_.api)) owner = &b_;
+    if (IsOwner(c_.api)) owner = &c_;
+    if (owner == nullptr) std::this_thread::sleep_for(50ms);  // Polling the API.
+  }
+  ASSERT_NE(owner, nullptr);
+  WaitCheckpoint(owner->api, "c-mysql", a_killed);
+  WaitCheckpoint(owner->api, "c-file", a_killed);
 
   ASSERT_NO_FATAL_FAILURE(StopWorkload());
   const Ts end = Tso();
-  const Ts mysql_checkpoint = WaitCheckpoint(b_.api, "c-mysql", end);
-  const Ts file_checkpoint = WaitCheckpoint(b_.api, "c-file", end);
+  const Ts mysql_checkpoint = WaitCheckpoint(owner->api, "c-mysql", end);
+  const Ts file_checkpoint = WaitCheckpoint(owner->api, "c-file", end);
   Check({"--mysql", mysql_, "--schemas", database_}, mysql_checkpoint);
   Check({"--storage", files, "--protocol", "csv"}, file_checkpoint);
   StopServer(&b_);
+  StopServer(&c_);
 }
 
 }  // namespace

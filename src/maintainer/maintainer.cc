@@ -243,6 +243,31 @@ void Maintainer::Schedule() {
     }
     ++least->second;
   }
+  Rebalance(load, now);
+}
+
+void Maintainer::Rebalance(const std::map<NodeId, size_t>& load, Clock::TimePoint now) {
+  // Only when nothing else moves: no operator in flight, no span absent and
+  // no block event pending (a span moved mid-barrier would reset its
+  // progress there).
+  if (load.size() < 2 || ops_.size() > 0 || !spans_.Absent().empty() || barrier_.pending() > 0) {
+    return;
+  }
+  auto [least, most] = std::minmax_element(
+      load.begin(), load.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
+  if (most->second <= least->second + 1) return;
+  for (DispatcherId id : spans_.OnNode(most->first)) {
+    const Replica* r = spans_.Find(id);
+    if (r == nullptr || r->state != ReplicaState::kWorking) continue;
+    LOG_INFO(
+        "maintainer moves a span to balance the nodes; changefeed={} dispatcher={} from={} to={}",
+        options_.changefeed_id, IdString(id), most->first.value(), least->first.value());
+    if (Status s = ops_.Move(id, least->first, now); !s.ok()) {
+      LOG_WARN("maintainer cannot move span; changefeed={} dispatcher={} status={}",
+               options_.changefeed_id, IdString(id), s.ToString());
+    }
+    return;  // One at a time.
+  }
 }
 
 void Maintainer::UpdateCheckpoint() {

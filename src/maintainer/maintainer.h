@@ -143,6 +143,10 @@ class Maintainer {
 
   // Bootstrap (maintainer_bootstrap.cc).
   void SendBootstrap(const NodeId& node, Clock::TimePoint now);
+  // Moves one working span from the most to the least loaded node when
+  // their span counts differ by more than one (a node joined), if nothing
+  // else is in flight.
+  void Rebalance(const std::map<NodeId, size_t>& load, Clock::TimePoint now);
   void MaybeFinishBootstrap();
   void RebuildFrom(const NodeId& node, const dispatchermanager::BootstrapResponse& resp);
   // Stopping dispatchers: their removal is adopted (see the README).

@@ -54,6 +54,48 @@ TEST(MaintainerOperators, NodeRemovalMovesItsSpansFromTheirCheckpoint) {
   EXPECT_EQ(f.m->checkpoint(), Ts(300));
 }
 
+TEST(MaintainerOperators, ANodeThatJoinsGetsItsShareOneMoveAtATime) {
+  Fixture f({Table(1), Table(2), Table(3), Table(4), Table(5)}, {"a"});
+  f.Boot();
+  f.cluster.AdvanceAll(Ts(300));
+  f.cluster.Pump(f.m.get(), &f.outbox);
+  ASSERT_EQ(f.m->spans().OnNode(NodeId("a")).size(), 5u);
+  // Delivers what the maintainer sends until it is quiet, checking every
+  // create: to b, from the span's checkpoint.
+  size_t moves = 0;
+  auto pump = [&] {
+    for (int i = 0; i < 20; ++i) {
+      auto sent = f.outbox.Take();
+      for (auto& [to, r] : FakeOutbox::Filter<dm::ScheduleRequest>(sent)) {
+        if (r.action != dm::ScheduleAction::kCreate) continue;
+        EXPECT_EQ(to, NodeId("b"));
+        EXPECT_EQ(r.config.start_ts, Ts(300));
+        ++moves;
+      }
+      for (const Sent& s : sent) f.cluster.Deliver(f.m.get(), s);
+      for (auto& [id, node] : f.cluster.nodes) f.m->OnHeartbeat(id, f.cluster.Heartbeat(id));
+      if (sent.empty()) return;
+    }
+  };
+  f.cluster.nodes[NodeId("b")];
+  f.m->OnNodeAdded(NodeId("b"));
+  pump();  // b answers its bootstrap; the first move starts.
+  for (int round = 0; round < 20; ++round) {
+    f.Tick(milliseconds(100));
+    EXPECT_LE(f.m->operators().size(), 1u);  // Never more than one span in flight.
+    pump();
+    if (f.m->operators().size() == 0 && f.m->spans().OnNode(NodeId("b")).size() == 2) break;
+  }
+  EXPECT_EQ(f.m->spans().OnNode(NodeId("a")).size(), 3u);
+  EXPECT_EQ(f.m->spans().OnNode(NodeId("b")).size(), 2u);
+  EXPECT_EQ(moves, 2u);
+  EXPECT_EQ(f.m->checkpoint(), Ts(300));
+  // Balanced (3 and 2): nothing moves any more.
+  f.Tick(milliseconds(100));
+  EXPECT_EQ(f.m->operators().size(), 0u);
+  EXPECT_TRUE(FakeOutbox::Filter<dm::ScheduleRequest>(f.outbox.Take()).empty());
+}
+
 TEST(MaintainerOperators, AddToANodeThatGoesAwayIsCancelledAndRescheduled) {
   Fixture f({Table(1), Table(2)}, {"a", "b"});
   f.cluster.nodes[NodeId("b")].ignore_schedules = true;
