@@ -121,6 +121,15 @@ class ClusterTest : public E2eFixture {
     return conn.ok() ? std::move(conn).value() : nullptr;
   }
 
+  // c-mysql (MariaDB) and c-file (csv files under `files`) from `start`,
+  // created through the node at `api`.
+  void CreateChangefeeds(const std::string& api, Ts start, const std::string& files) {
+    Cli(api, {"changefeed", "create", "--sink-uri", mysql_, "-c", "c-mysql", "--start-ts",
+              std::to_string(start.value())});
+    Cli(api, {"changefeed", "create", "--sink-uri",
+              "file://" + files + "?protocol=csv&flush-interval=200ms", "-c", "c-file",
+              "--start-ts", std::to_string(start.value())});
+  }
   // The working table dispatchers of changefeed `id` on the node at `api`
   // (its /metrics); -1 if it does not say.
   static int TableDispatchers(const std::string& api, const std::string& id) {
@@ -144,11 +153,7 @@ TEST_F(ClusterTest, TheOwnerResignsThenIsKilledAndTheOtherNodeTakesOver) {
   const Ts start = StartCluster();
   const std::string files = dir_ + "/out";
   // Created through the standby: its API forwards to the owner.
-  Cli(b_.api, {"changefeed", "create", "--sink-uri", mysql_, "-c", "c-mysql", "--start-ts",
-               std::to_string(start.value())});
-  Cli(b_.api, {"changefeed", "create", "--sink-uri",
-               "file://" + files + "?protocol=csv&flush-interval=200ms", "-c", "c-file",
-               "--start-ts", std::to_string(start.value())});
+  CreateChangefeeds(b_.api, start, files);
   ASSERT_NO_FATAL_FAILURE(StartWorkload());
   EXPECT_GT(WaitCheckpoint(b_.api, "c-mysql", Tso()), start);
   WaitCheckpoint(b_.api, "c-file", Tso());
@@ -320,11 +325,7 @@ TEST_F(ClusterTest, TablesSpreadOverThreeNodesSurviveTheLossOfAnyNode) {
   StartNode(&c_, "node-c");
   EXPECT_FALSE(IsOwner(c_.api));
   const std::string files = dir_ + "/out";
-  Cli(c_.api, {"changefeed", "create", "--sink-uri", mysql_, "-c", "c-mysql", "--start-ts",
-               std::to_string(start.value())});
-  Cli(c_.api, {"changefeed", "create", "--sink-uri",
-               "file://" + files + "?protocol=csv&flush-interval=200ms", "-c", "c-file",
-               "--start-ts", std::to_string(start.value())});
+  CreateChangefeeds(c_.api, start, files);
   ASSERT_NO_FATAL_FAILURE(StartWorkload());
   WaitCheckpoint(a_.api, "c-mysql", Tso());
   WaitCheckpoint(a_.api, "c-file", Tso());

@@ -8,11 +8,13 @@
 // paths under <data-dir>/changefeeds; and the HTTP API.
 //
 // Ownership: every node campaigns for the owner key on its session. The
-// owner runs the coordinator, which runs every changefeed's maintainer and
-// dispatchers on the owner itself (scheduling across nodes comes later); the
-// other nodes stand by and forward the API's changefeed routes to the owner.
-// When the owner goes, the next node in line takes over and resumes every
-// changefeed from its persisted checkpoint with a new maintainer epoch.
+// owner runs the coordinator, which runs every changefeed's maintainer on
+// the owner; each maintainer spreads its table dispatchers over every
+// registered node (through the message stream). The other nodes forward the
+// API's changefeed routes to the owner. When the owner goes, the next node
+// in line takes over and resumes every changefeed from its persisted
+// checkpoint with a new maintainer epoch, adopting the dispatchers that
+// survive on the other nodes.
 //
 // Session loss: a node whose session is lost (its lease refused, or no
 // keep-alive succeeded for a whole TTL) fences itself at once: no dispatcher
