@@ -263,11 +263,15 @@ TEST_F(ClusterTest, AnOwnerPausedPastItsTtlFencesItselfAndWritesNothingAfter) {
   WaitCheckpoint(b_.api, "c-mysql", Tso());
   std::cout << "takeover after SIGSTOP: " << takeover.count() << " ms\n";
 
-  // The old owner's connections, as its log names them (the other node
-  // holds connections of its own: the tables are spread over both); they
-  // wrote before the pause.
+  // The old owner's connections, as its log names them up to its fence (the
+  // other node holds connections of its own, the tables being spread over
+  // both, and so does the new capture this process registers after the
+  // fence); they wrote before the pause.
   std::set<std::string> owner_threads;
-  const std::string a_log = a_.child->Output();
+  std::string a_log = a_.child->Output();
+  const size_t fence_line = a_log.find("session lost: fencing");
+  ASSERT_NE(fence_line, std::string::npos);
+  a_log.resize(fence_line);
   const std::regex connection_id("connection_id=(\\d+)");
   for (auto it = std::sregex_iterator(a_log.begin(), a_log.end(), connection_id);
        it != std::sregex_iterator(); ++it) {
@@ -315,8 +319,9 @@ TEST_F(ClusterTest, AnOwnerPausedPastItsTtlFencesItselfAndWritesNothingAfter) {
 }
 
 // Three nodes: the owner's maintainers spread the tables over all of them.
-// A node with table dispatchers only is killed (its tables move to the
-// others) and comes back (tables are balanced onto it again), then the owner
+// Every table is moved to one node on request, and that node, which has
+// table dispatchers only, is killed (its tables move to the others) and
+// comes back (tables are balanced onto it again), then the owner
 // is killed (another node leads, takes over the surviving dispatchers under
 // a new epoch and restarts the lost ones); MariaDB and the files end with
 // zero differences.
@@ -349,6 +354,24 @@ TEST_F(ClusterTest, TablesSpreadOverThreeNodesSurviveTheLossOfAnyNode) {
   ASSERT_NE(dispatchers_only, nullptr) << "b " << TableDispatchers(b_.api, "c-mysql") << " c "
                                        << TableDispatchers(c_.api, "c-mysql");
   EXPECT_GT(TableDispatchers(a_.api, "c-mysql") + TableDispatchers(b_.api, "c-mysql"), 0);
+
+  // Every table moves to c on request (`sluice cli changefeed move-table`,
+  // asked through b).
+  const int tables = static_cast<int>(table_ids_.size());
+  ASSERT_GE(tables, 2);
+  for (int64_t table : table_ids_) {
+    Cli(b_.api, {"changefeed", "move-table", "-c", "c-mysql", "--table-id", std::to_string(table),
+                 "--target-node-id", c_.node_id});
+  }
+  const auto move_deadline = std::chrono::steady_clock::now() + 60s;
+  while (TableDispatchers(c_.api, "c-mysql") != tables &&
+         std::chrono::steady_clock::now() < move_deadline) {
+    std::this_thread::sleep_for(100ms);  // Polling the API.
+  }
+  EXPECT_EQ(TableDispatchers(c_.api, "c-mysql"), tables);
+  EXPECT_EQ(TableDispatchers(a_.api, "c-mysql"), 0);
+  EXPECT_EQ(TableDispatchers(b_.api, "c-mysql"), 0);
+  WaitCheckpoint(a_.api, "c-mysql", Tso());
 
   // (c) A node with dispatchers only dies: its tables move to the others.
   c_.child->Signal(SIGKILL);

@@ -310,6 +310,10 @@ void ApiServer::RegisterChangefeedRoutes() {
          on_id([](const ChangefeedApi& api, Id id, Req req) { return api.Resume(id, req.body); }));
   s.Get(id_route + "/status/?",
         on_id([](const ChangefeedApi& api, Id id, Req) { return api.GetStatus(id); }));
+  s.Post(id_route + "/move_table/?", on_id([](const ChangefeedApi& api, Id id, Req req) {
+           return api.MoveTable(id, req.get_param_value("tableID"),
+                                req.get_param_value("targetNodeID"));
+         }));
 }
 
 void ApiServer::OnRequestDone(const httplib::Request& req, const httplib::Response& res) {

@@ -339,6 +339,43 @@ TEST_F(ApiTest, ListWithStateFilter) {
   EXPECT_EQ(Call("GET", "/api/v2/changefeeds?state=all").body["total"], 2);
 }
 
+TEST_F(ApiTest, MoveTableGoesToTheMaintainersNodeAndGeneration) {
+  CreateOk("cf-1");
+  ASSERT_FALSE(maintainers_->adds.empty());
+  const coordinator::SentAdd placed = maintainers_->adds.back();
+  Resp moved = Call("POST", "/api/v2/changefeeds/cf-1/move_table?tableID=104&targetNodeID=node-b");
+  ASSERT_EQ(moved.status, 200) << moved.raw;
+  ASSERT_EQ(maintainers_->moves.size(), 1u);
+  EXPECT_EQ(maintainers_->moves[0].first, placed.node);
+  EXPECT_EQ(maintainers_->moves[0].second.epoch, placed.request.epoch);
+  EXPECT_EQ(maintainers_->moves[0].second.table_id, 104);
+  EXPECT_EQ(maintainers_->moves[0].second.target, NodeId("node-b"));
+  // The maintainer's refusal comes back as an error.
+  maintainers_->move_result = InvalidArgument("node node-x is not a live node of changefeed");
+  Resp refused =
+      Call("POST", "/api/v2/changefeeds/cf-1/move_table?tableID=104&targetNodeID=node-x");
+  EXPECT_EQ(refused.status, 400) << refused.raw;
+  EXPECT_NE(refused.raw.find("not a live node"), std::string::npos) << refused.raw;
+  // A table the changefeed does not replicate: a bad parameter, not a
+  // missing changefeed.
+  maintainers_->move_result = NotFound("table 999 is not replicated by changefeed default/cf-1");
+  Resp unknown =
+      Call("POST", "/api/v2/changefeeds/cf-1/move_table?tableID=999&targetNodeID=node-b");
+  EXPECT_EQ(unknown.status, 400) << unknown.raw;
+  EXPECT_EQ(unknown.body.value("error_code", ""), "CDC:ErrAPIInvalidParam") << unknown.raw;
+  // Bad parameters never reach it.
+  for (const char* query : {"tableID=abc&targetNodeID=node-b", "tableID=-3&targetNodeID=node-b",
+                            "tableID=104", "targetNodeID=node-b", "tableID=1x&targetNodeID=n"}) {
+    Resp bad = Call("POST", std::string("/api/v2/changefeeds/cf-1/move_table?") + query);
+    EXPECT_EQ(bad.status, 400) << query << " " << bad.raw;
+    EXPECT_EQ(bad.body.value("error_code", ""), "CDC:ErrAPIInvalidParam") << bad.raw;
+  }
+  EXPECT_EQ(maintainers_->moves.size(), 3u);
+  Resp missing = Call("POST", "/api/v2/changefeeds/nope/move_table?tableID=1&targetNodeID=node-b");
+  EXPECT_EQ(missing.status, 400) << missing.raw;
+  EXPECT_EQ(missing.body.value("error_code", ""), "CDC:ErrChangeFeedNotExists") << missing.raw;
+}
+
 TEST_F(ApiTest, PauseUpdateResumeDelete) {
   CreateOk("cf-1");
   PauseOk("cf-1");

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <random>
 
 #include "api/api_json.h"
@@ -217,6 +218,29 @@ Reply ChangefeedApi::Pause(const meta::ChangefeedId& id) const {
   ApiOr<coordinator::ChangefeedView> view = Lookup(options_.coordinator, id);
   if (!view.ok()) return ErrorReply(view.error());
   return StatusReply(options_.coordinator->PauseChangefeed(id));
+}
+
+Reply ChangefeedApi::MoveTable(const meta::ChangefeedId& id, const std::string& table_id,
+                               const std::string& target) const {
+  if (auto err = CheckChangefeedId(id)) return ErrorReply(*err);
+  int64_t table = 0;
+  const char* end = table_id.data() + table_id.size();
+  auto [ptr, ec] = std::from_chars(table_id.data(), end, table);
+  if (table_id.empty() || ec != std::errc() || ptr != end || table <= 0) {
+    return ErrorReply(MakeError(kErrApiInvalidParam, "tableID must be a positive table id, got \"" +
+                                                         table_id.substr(0, 40) + "\""));
+  }
+  if (target.empty()) {
+    return ErrorReply(MakeError(kErrApiInvalidParam, "targetNodeID is required"));
+  }
+  ApiOr<coordinator::ChangefeedView> view = Lookup(options_.coordinator, id);
+  if (!view.ok()) return ErrorReply(view.error());
+  Status moved = options_.coordinator->MoveTable(id, table, NodeId(target));
+  // The changefeed exists: these are about the table.
+  if (moved.code() == Code::kNotFound || moved.code() == Code::kAlreadyExists) {
+    moved = InvalidArgument(std::string(moved.message()));
+  }
+  return StatusReply(moved);
 }
 
 Reply ChangefeedApi::Resume(const meta::ChangefeedId& id, std::string_view body) const {

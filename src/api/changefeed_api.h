@@ -60,6 +60,10 @@ class ChangefeedApi {
   Reply Resume(const meta::ChangefeedId& id, std::string_view body) const;
   // GET /api/v2/changefeeds/{id}/status: ChangefeedStatus.
   Reply GetStatus(const meta::ChangefeedId& id) const;
+  // POST /api/v2/changefeeds/{id}/move_table?tableID=N&targetNodeID=X: {}
+  // once the move started (TiCDC's query parameters).
+  Reply MoveTable(const meta::ChangefeedId& id, const std::string& table_id,
+                  const std::string& target) const;
 
  private:
   // The replica config adjusted to the sink URI, or ErrSinkURIInvalid /

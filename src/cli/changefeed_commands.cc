@@ -146,6 +146,19 @@ Status PauseChangefeed(ApiClient& api, const ChangefeedFlags& flags, std::ostrea
   return api.Post(ChangefeedPath(flags, "/pause"), "").status();
 }
 
+Status MoveTable(ApiClient& api, const ChangefeedFlags& flags, std::ostream& out) {
+  RETURN_IF_ERROR(CheckNames(flags));
+  if (flags.table_id <= 0) return InvalidArgument("--table-id must be a positive table id");
+  if (flags.target_node_id.empty()) return InvalidArgument("--target-node-id is required");
+  const std::string path = ChangefeedPath(flags, "/move_table") +
+                           "&tableID=" + std::to_string(flags.table_id) +
+                           "&targetNodeID=" + flags.target_node_id;
+  RETURN_IF_ERROR(api.Post(path, "").status());
+  out << "Table " << flags.table_id << " of changefeed " << flags.id << " moves to node "
+      << flags.target_node_id << ".\n";
+  return Status::Ok();
+}
+
 Status ResumeChangefeed(ApiClient& api, const ChangefeedFlags& flags, std::ostream& out) {
   RETURN_IF_ERROR(CheckNames(flags));
   if (flags.overwrite_checkpoint_ts.has_value()) {

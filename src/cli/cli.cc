@@ -142,6 +142,14 @@ void CommandTree::AddChangefeed() {
   AddId(pause)->required();
   Bind(pause, PauseChangefeed);
 
+  CLI::App* move = Leaf(group, "move-table", "Move one table of a changefeed to another node");
+  AddNamespace(move);
+  AddId(move)->required();
+  move->add_option("-t,--table-id", cf_.table_id, "The table to move")->required();
+  move->add_option("-d,--target-node-id", cf_.target_node_id, "The node (capture id) to move it to")
+      ->required();
+  Bind(move, MoveTable);
+
   CLI::App* resume = Leaf(group, "resume", "Resume a paused replication task (changefeed)");
   AddNamespace(resume);
   AddId(resume)->required();

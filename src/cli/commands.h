@@ -30,6 +30,8 @@ struct ChangefeedFlags {
   bool simple = false;
   std::optional<std::string> overwrite_checkpoint_ts;
   bool sink_uri_set = false;
+  int64_t table_id = 0;        // move-table --table-id.
+  std::string target_node_id;  // move-table --target-node-id.
 };
 
 // POST /api/v2/changefeeds. Reads ns, id (may be empty: the server names
@@ -46,6 +48,10 @@ Status QueryChangefeed(ApiClient& api, const ChangefeedFlags& flags, std::ostrea
 
 // POST /api/v2/changefeeds/{id}/pause. Reads ns, id.
 Status PauseChangefeed(ApiClient& api, const ChangefeedFlags& flags, std::ostream& out);
+
+// POST /api/v2/changefeeds/{id}/move_table?tableID=..&targetNodeID=.. .
+// Reads ns, id, table_id, target_node_id.
+Status MoveTable(ApiClient& api, const ChangefeedFlags& flags, std::ostream& out);
 
 // GET /api/v2/changefeeds/{id}, then POST .../resume; with
 // overwrite_checkpoint_ts also POST /api/v2/tso. Reads ns, id,

@@ -231,6 +231,25 @@ Status Coordinator::RemoveChangefeed(const meta::ChangefeedId& id) {
   return Status::Ok();
 }
 
+Status Coordinator::MoveTable(const meta::ChangefeedId& id, int64_t table_id,
+                              const NodeId& target) {
+  MoveTableRequest request{id, MaintainerEpoch(), table_id, target};
+  NodeId node;
+  {
+    MutexLock lock(&mu_);
+    Result<Feed*> feed = Find(id);
+    if (!feed.ok()) return feed.status();
+    if (!(*feed)->node.has_value()) {
+      return Unavailable("changefeed " + id.ToString() + " has no running maintainer now");
+    }
+    node = *(*feed)->node;
+    request.epoch = (*feed)->node_epoch;
+  }
+  // Without the lock: the maintainer's host reports statuses to this
+  // coordinator while it answers.
+  return options_.maintainers->MoveTable(node, request);
+}
+
 std::vector<ChangefeedView> Coordinator::ListChangefeeds() const {
   MutexLock lock(&mu_);
   std::vector<ChangefeedView> views;

@@ -117,6 +117,11 @@ class Coordinator final : public MaintainerStatusListener {
       EXCLUDES(mu_);
   // Deletes the changefeed and removes its maintainer (cascade).
   Status RemoveChangefeed(const meta::ChangefeedId& id) EXCLUDES(mu_);
+  // Moves one table of a running changefeed to node `target` (see
+  // MaintainerManagerClient::MoveTable). kNotFound for an unknown
+  // changefeed; kUnavailable while it has no working maintainer.
+  Status MoveTable(const meta::ChangefeedId& id, int64_t table_id, const NodeId& target)
+      EXCLUDES(mu_);
   std::vector<ChangefeedView> ListChangefeeds() const EXCLUDES(mu_);
   Result<ChangefeedView> GetChangefeed(const meta::ChangefeedId& id) const EXCLUDES(mu_);
 

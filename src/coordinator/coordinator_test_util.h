@@ -39,9 +39,15 @@ class FakeMaintainers final : public MaintainerManagerClient {
     removes.push_back({node, request});
     return Status::Ok();
   }
+  Status MoveTable(const NodeId& node, const MoveTableRequest& request) override {
+    moves.push_back({node, request});
+    return move_result;
+  }
 
   std::vector<SentAdd> adds;
   std::vector<SentRemove> removes;
+  std::vector<std::pair<NodeId, MoveTableRequest>> moves;
+  Status move_result;  // What MoveTable answers.
   bool fail_adds = false;
 
  private:

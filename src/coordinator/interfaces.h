@@ -39,14 +39,32 @@ struct RemoveMaintainerRequest {
   bool removed = false;
 };
 
+// Moves one table of a changefeed to another node (TiCDC move_table): the
+// maintainer generation `epoch` closes the table's dispatcher and creates it
+// on `target` from its checkpoint.
+struct MoveTableRequest {
+  meta::ChangefeedId id;
+  MaintainerEpoch epoch;
+  int64_t table_id = 0;
+  NodeId target;
+};
+
 // Sends maintainer requests to the maintainer manager of a node. A non-OK
 // result means the request was not delivered; the coordinator then tries
-// again with a new generation. Called with the coordinator's lock held.
+// again with a new generation. Add and Remove are called with the
+// coordinator's lock held.
 class MaintainerManagerClient {
  public:
   virtual ~MaintainerManagerClient() = default;
   virtual Status AddMaintainer(const NodeId& node, const AddMaintainerRequest& request) = 0;
   virtual Status RemoveMaintainer(const NodeId& node, const RemoveMaintainerRequest& request) = 0;
+  // Called without the coordinator's lock; may wait for the maintainer's
+  // answer: OK once the move started; kNotFound (no such table or
+  // generation), kInvalidArgument (the target is not a live node),
+  // kAlreadyExists (the table is being moved or scheduled already).
+  virtual Status MoveTable(const NodeId& node, const MoveTableRequest& request) {
+    return NotSupported("move_table is not supported by this maintainer manager");
+  }
 };
 
 // The nodes that may host maintainers. The owner of the membership also

@@ -105,7 +105,30 @@ DispatcherId Maintainer::NewDispatcherId() {
 void Maintainer::OnNodeAdded(const NodeId& node) {
   if (!Active() || nodes_.count(node) > 0) return;
   nodes_[node];
+  balance_pending_ = true;
   SendBootstrap(node, Now());
+}
+
+Status Maintainer::MoveTable(int64_t table_id, const NodeId& dest) {
+  if (!Active() || !bootstrapped_) {
+    return Unavailable("changefeed " + options_.changefeed_id + " is not bootstrapped yet");
+  }
+  const Replica* r = spans_.FindTable(table_id);
+  if (r == nullptr) {
+    return NotFound("table " + std::to_string(table_id) + " is not replicated by changefeed " +
+                    options_.changefeed_id);
+  }
+  auto node = nodes_.find(dest);
+  if (node == nodes_.end() || !node->second.answered) {
+    return InvalidArgument("node " + dest.value() + " is not a live node of changefeed " +
+                           options_.changefeed_id);
+  }
+  if (ops_.Has(r->id)) {
+    return AlreadyExists("table " + std::to_string(table_id) + " is being scheduled already");
+  }
+  LOG_INFO("maintainer moves a table on request; changefeed={} table={} from={} to={}",
+           options_.changefeed_id, table_id, r->node.value(), dest.value());
+  return ops_.Move(r->id, dest, Now());
 }
 
 void Maintainer::OnNodeRemoved(const NodeId& node) {
@@ -250,12 +273,18 @@ void Maintainer::Rebalance(const std::map<NodeId, size_t>& load, Clock::TimePoin
   // Only when nothing else moves: no operator in flight, no span absent and
   // no block event pending (a span moved mid-barrier would reset its
   // progress there).
-  if (load.size() < 2 || ops_.size() > 0 || !spans_.Absent().empty() || barrier_.pending() > 0) {
+  if (!balance_pending_ || load.size() < 2 || ops_.size() > 0 || !spans_.Absent().empty() ||
+      barrier_.pending() > 0) {
     return;
   }
   auto [least, most] = std::minmax_element(
       load.begin(), load.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
-  if (most->second <= least->second + 1) return;
+  if (most->second <= least->second + 1) {
+    // Balanced among the nodes that answered; done once the one that joined
+    // has answered too.
+    if (load.size() == nodes_.size()) balance_pending_ = false;
+    return;
+  }
   for (DispatcherId id : spans_.OnNode(most->first)) {
     const Replica* r = spans_.Find(id);
     if (r == nullptr || r->state != ReplicaState::kWorking) continue;

@@ -89,6 +89,12 @@ class Maintainer {
   void Close(bool removed);
 
   void OnNodeAdded(const NodeId& node);
+  // Moves the dispatcher of `table_id` to `dest` (TiCDC move_table).
+  // kUnavailable before the bootstrap finished; kNotFound for a table this
+  // changefeed does not replicate; kInvalidArgument if `dest` is not a live,
+  // bootstrapped node; kAlreadyExists while the table has an operator in
+  // flight. A count balance started by a node joining does not undo it.
+  Status MoveTable(int64_t table_id, const NodeId& dest);
   void OnNodeRemoved(const NodeId& node);
   void OnBootstrapResponse(const NodeId& node, const dispatchermanager::BootstrapResponse& resp);
   void OnPostBootstrapResponse(const NodeId& node,
@@ -202,6 +208,9 @@ class Maintainer {
   Ts checkpoint_;
   uint64_t next_id_ = 1;
   bool bootstrapped_ = false;
+  // A node joined: spans move to balance the counts until they differ by
+  // at most one (then the flag clears, so manual moves stay).
+  bool balance_pending_ = false;
   bool initialized_ = false;
   Clock::TimePoint post_bootstrap_sent_;
   bool closing_ = false;

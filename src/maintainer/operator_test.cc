@@ -55,20 +55,21 @@ TEST(MaintainerOperators, NodeRemovalMovesItsSpansFromTheirCheckpoint) {
 }
 
 TEST(MaintainerOperators, ANodeThatJoinsGetsItsShareOneMoveAtATime) {
-  Fixture f({Table(1), Table(2), Table(3), Table(4), Table(5)}, {"a"});
+  Fixture f({Table(1), Table(2), Table(3), Table(4), Table(5), Table(6)}, {"a", "b"});
   f.Boot();
   f.cluster.AdvanceAll(Ts(300));
   f.cluster.Pump(f.m.get(), &f.outbox);
-  ASSERT_EQ(f.m->spans().OnNode(NodeId("a")).size(), 5u);
+  ASSERT_EQ(f.m->spans().OnNode(NodeId("a")).size(), 3u);
+  ASSERT_EQ(f.m->spans().OnNode(NodeId("b")).size(), 3u);
   // Delivers what the maintainer sends until it is quiet, checking every
-  // create: to b, from the span's checkpoint.
+  // create: to c, from the span's checkpoint.
   size_t moves = 0;
   auto pump = [&] {
     for (int i = 0; i < 20; ++i) {
       auto sent = f.outbox.Take();
       for (auto& [to, r] : FakeOutbox::Filter<dm::ScheduleRequest>(sent)) {
         if (r.action != dm::ScheduleAction::kCreate) continue;
-        EXPECT_EQ(to, NodeId("b"));
+        EXPECT_EQ(to, NodeId("c"));
         EXPECT_EQ(r.config.start_ts, Ts(300));
         ++moves;
       }
@@ -77,23 +78,61 @@ TEST(MaintainerOperators, ANodeThatJoinsGetsItsShareOneMoveAtATime) {
       if (sent.empty()) return;
     }
   };
-  f.cluster.nodes[NodeId("b")];
-  f.m->OnNodeAdded(NodeId("b"));
-  pump();  // b answers its bootstrap; the first move starts.
+  f.cluster.nodes[NodeId("c")];
+  f.m->OnNodeAdded(NodeId("c"));
+  f.outbox.Take();  // The bootstrap to c is lost; rounds pass without c.
+  f.Tick(milliseconds(100));
+  EXPECT_EQ(f.m->operators().size(), 0u);
+  f.Tick(milliseconds(1000));  // The bootstrap is resent.
+  pump();                      // c answers; the first move starts.
   for (int round = 0; round < 20; ++round) {
     f.Tick(milliseconds(100));
     EXPECT_LE(f.m->operators().size(), 1u);  // Never more than one span in flight.
     pump();
-    if (f.m->operators().size() == 0 && f.m->spans().OnNode(NodeId("b")).size() == 2) break;
+    if (f.m->operators().size() == 0 && f.m->spans().OnNode(NodeId("c")).size() == 2) break;
   }
-  EXPECT_EQ(f.m->spans().OnNode(NodeId("a")).size(), 3u);
+  EXPECT_EQ(f.m->spans().OnNode(NodeId("a")).size(), 2u);
   EXPECT_EQ(f.m->spans().OnNode(NodeId("b")).size(), 2u);
+  EXPECT_EQ(f.m->spans().OnNode(NodeId("c")).size(), 2u);
   EXPECT_EQ(moves, 2u);
   EXPECT_EQ(f.m->checkpoint(), Ts(300));
-  // Balanced (3 and 2): nothing moves any more.
+  // Balanced: nothing moves any more.
   f.Tick(milliseconds(100));
   EXPECT_EQ(f.m->operators().size(), 0u);
   EXPECT_TRUE(FakeOutbox::Filter<dm::ScheduleRequest>(f.outbox.Take()).empty());
+}
+
+TEST(MaintainerOperators, MoveTableOnRequestStaysWhereItWasMoved) {
+  Fixture f({Table(1), Table(2)}, {"a", "b"});
+  f.Boot();
+  f.cluster.AdvanceAll(Ts(300));
+  f.cluster.Pump(f.m.get(), &f.outbox);
+  const DispatcherId t1 = f.IdOf(1);
+  const NodeId from = f.m->spans().Find(t1)->node;
+  const NodeId to = from == NodeId("a") ? NodeId("b") : NodeId("a");
+  EXPECT_EQ(f.m->MoveTable(999, to).code(), Code::kNotFound);
+  EXPECT_EQ(f.m->MoveTable(1, NodeId("zz")).code(), Code::kInvalidArgument);
+  ASSERT_TRUE(f.m->MoveTable(1, to).ok());
+  EXPECT_EQ(f.m->MoveTable(1, to).code(), Code::kAlreadyExists);  // In flight.
+  for (int round = 0; round < 5; ++round) {
+    f.Tick(milliseconds(100));
+    auto sent = f.outbox.Take();
+    for (auto& [node, r] : FakeOutbox::Filter<dm::ScheduleRequest>(sent)) {
+      if (r.action == dm::ScheduleAction::kCreate) {
+        EXPECT_EQ(node, to);
+        EXPECT_EQ(r.config.start_ts, Ts(300));
+      }
+    }
+    for (const Sent& s : sent) f.cluster.Deliver(f.m.get(), s);
+    f.cluster.Pump(f.m.get(), &f.outbox);
+  }
+  EXPECT_EQ(f.m->spans().Find(t1)->node, to);
+  EXPECT_EQ(f.m->spans().Find(t1)->state, ReplicaState::kWorking);
+  // Two on one node, none on the other: no node joined, so nothing
+  // balances the move away.
+  EXPECT_EQ(f.m->spans().OnNode(to).size(), 2u);
+  EXPECT_EQ(f.m->operators().size(), 0u);
+  EXPECT_EQ(f.m->checkpoint(), Ts(300));
 }
 
 TEST(MaintainerOperators, AddToANodeThatGoesAwayIsCancelledAndRescheduled) {

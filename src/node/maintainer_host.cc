@@ -119,6 +119,34 @@ Status MaintainerHost::AddMaintainer(const NodeId& node,
   return Status::Ok();
 }
 
+Status MaintainerHost::MoveTable(const NodeId& node, const coordinator::MoveTableRequest& request) {
+  if (node != options_.self) return Unavailable("node " + node.value() + " is not this node");
+  struct Answer {
+    Mutex mu;
+    CondVar cv;
+    std::optional<Status> status GUARDED_BY(mu);
+  };
+  auto answer = std::make_shared<Answer>();
+  Post([this, request, answer] {
+    Hosted* h = Find(request.id.ToString(), request.epoch);
+    Status st = h == nullptr || h->maintainer == nullptr || h->closing
+                    ? Unavailable("the maintainer of changefeed " + request.id.ToString() +
+                                  " is not running on this node")
+                    : h->maintainer->MoveTable(request.table_id, request.target);
+    MutexLock lock(&answer->mu);
+    answer->status = std::move(st);
+    answer->cv.SignalAll();
+  });
+  const auto deadline = std::chrono::steady_clock::now() + options_.move_timeout;
+  MutexLock lock(&answer->mu);
+  while (!answer->status.has_value()) {
+    if (answer->cv.WaitUntil(&answer->mu, deadline) && !answer->status.has_value()) {
+      return Timeout("the maintainer did not answer the move in time");
+    }
+  }
+  return *answer->status;
+}
+
 Status MaintainerHost::RemoveMaintainer(const NodeId& node,
                                         const coordinator::RemoveMaintainerRequest& request) {
   if (node != options_.self) return Unavailable("node " + node.value() + " is not this node");

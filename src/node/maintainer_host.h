@@ -50,6 +50,7 @@ struct MaintainerHostOptions {
   PathRegistry* registry = nullptr;                                   // Borrowed.
   dispatchermanager::DispatcherOrchestrator* orchestrator = nullptr;  // Borrowed.
   std::chrono::milliseconds tick_interval{50};
+  std::chrono::milliseconds move_timeout{5000};
   // The live nodes the maintainers may place dispatchers on (the registered
   // captures); read every round, must not block. Null: this node only.
   std::function<std::vector<NodeId>()> alive_nodes;
@@ -74,6 +75,10 @@ class MaintainerHost final : public coordinator::MaintainerManagerClient {
                        const coordinator::AddMaintainerRequest& request) override EXCLUDES(mu_);
   Status RemoveMaintainer(const NodeId& node,
                           const coordinator::RemoveMaintainerRequest& request) override
+      EXCLUDES(mu_);
+  // Runs the move on the host thread and waits (up to `move_timeout`) for
+  // the maintainer's answer. Not to be called from the host thread.
+  Status MoveTable(const NodeId& node, const coordinator::MoveTableRequest& request) override
       EXCLUDES(mu_);
 
   // Runs one host round now on the caller's thread (tests, final report).

@@ -157,6 +157,7 @@ void E2eFixture::PrepareMysql(Ts ts) {
   for (const auto& [id, entry] : snapshot->tables) {
     if (snapshot->dbs.at(entry.first).name.original != database_) continue;
     sql.push_back(simkv::CreateTableSql(entry.second));
+    table_ids_.push_back(id);
     ++tables;
   }
   EXPECT_GE(tables, 2u);

@@ -65,6 +65,7 @@ class E2eFixture : public ::testing::Test {
   void Check(const std::vector<std::string>& target, Ts ts);
 
   std::string database_ = "e2e";
+  std::vector<int64_t> table_ids_;  // database_'s tables, set by PrepareMysql.
   std::string mysql_;
   std::string dir_;
   std::string pd_;
