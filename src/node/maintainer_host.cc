@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <iterator>
 
 #include "common/logging.h"
 #include "common/tso.h"
@@ -347,20 +348,18 @@ void MaintainerHost::SyncNodes() {
     for (NodeId& n : options_.alive_nodes()) now.insert(std::move(n));
   }
   if (now == nodes_) return;
+  std::vector<NodeId> joined;
+  std::vector<NodeId> left;
+  std::set_difference(now.begin(), now.end(), nodes_.begin(), nodes_.end(),
+                      std::back_inserter(joined));
+  std::set_difference(nodes_.begin(), nodes_.end(), now.begin(), now.end(),
+                      std::back_inserter(left));
+  for (const NodeId& n : joined) LOG_INFO("maintainer host: node {} joined", n.value());
+  for (const NodeId& n : left) LOG_INFO("maintainer host: node {} left", n.value());
   for (auto& [changefeed, h] : hosted_) {
     if (h.maintainer == nullptr || h.closing) continue;
-    for (const NodeId& n : now) {
-      if (nodes_.count(n) == 0) h.maintainer->OnNodeAdded(n);
-    }
-    for (const NodeId& n : nodes_) {
-      if (now.count(n) == 0) h.maintainer->OnNodeRemoved(n);
-    }
-  }
-  for (const NodeId& n : now) {
-    if (nodes_.count(n) == 0) LOG_INFO("maintainer host: node {} joined", n.value());
-  }
-  for (const NodeId& n : nodes_) {
-    if (now.count(n) == 0) LOG_INFO("maintainer host: node {} left", n.value());
+    for (const NodeId& n : joined) h.maintainer->OnNodeAdded(n);
+    for (const NodeId& n : left) h.maintainer->OnNodeRemoved(n);
   }
   nodes_ = std::move(now);
 }

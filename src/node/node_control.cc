@@ -4,6 +4,7 @@
 
 #include "common/logging.h"
 #include "messaging/message.h"
+#include "meta/model.h"
 #include "node/wire.h"
 
 namespace sluice::node {
@@ -130,13 +131,16 @@ void NodeControl::SendHeartbeats() {
       }
     }
     ResendPendingBlocks(*m);
-    // The paths' upkeep (the event stores' GC, a failed sink failing its
-    // dispatchers) for paths whose maintainer is on another node, and their
-    // first error for the maintainer.
-    for (const std::shared_ptr<ChangefeedPath>& path :
-         options_.registry->PathsOf(hb.changefeed_id)) {
-      path->UpdateCheckpoints(Ts());
-      if (hb.error.ok()) hb.error = path->error();
+    // A maintainer on another node does not reach this node's paths: their
+    // upkeep (the event stores' GC, a failed sink failing its dispatchers)
+    // is done here, and their first error goes to the maintainer. The own
+    // node's maintainer host does both for its paths.
+    if (owner != options_.center->self()) {
+      for (const std::shared_ptr<ChangefeedPath>& path :
+           options_.registry->PathsOf(hb.changefeed_id)) {
+        path->UpdateCheckpoints(Ts());
+        if (hb.error.ok()) hb.error = path->error();
+      }
     }
     uint64_t seq = 0;
     {
@@ -162,9 +166,9 @@ void NodeControl::SendHeartbeats() {
 
 void NodeControl::ExportDispatchers(const std::map<std::string, size_t>& counts) {
   auto labels = [](const std::string& changefeed) -> std::vector<std::string> {
-    const size_t slash = changefeed.find('/');
-    if (slash == std::string::npos) return {"", changefeed};
-    return {changefeed.substr(0, slash), changefeed.substr(slash + 1)};
+    Result<meta::ChangefeedId> id = meta::ChangefeedId::Parse(changefeed);
+    if (!id.ok()) return {"", changefeed};
+    return {id->ns, id->name};
   };
   MutexLock lock(&mu_);
   for (const std::string& gone : exported_) {

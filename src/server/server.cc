@@ -79,7 +79,11 @@ class Server::Cluster final : public coordinator::NodeMembership, public api::Cl
   const std::string cluster_id_;
 };
 
-Server::Server(ServerOptions options) : options_(std::move(options)) {}
+Server::Server(ServerOptions options)
+    : options_(std::move(options)),
+      peer_gauge_(Registry::Default()->AddGaugeFamily(
+          "sluice_peer_connected", "1 while this node's message stream to the peer is up",
+          {"peer"})) {}
 
 Server::~Server() { Stop(); }
 
@@ -344,8 +348,6 @@ std::optional<std::vector<messaging::PeerAddress>> Server::RefreshPeers() {
 }
 
 void Server::ExportPeers(const std::vector<messaging::PeerAddress>& peers) {
-  GaugeFamily* connected = Registry::Default()->AddGaugeFamily(
-      "sluice_peer_connected", "1 while this node's message stream to the peer is up", {"peer"});
   std::vector<NodeId> now;
   {
     MutexLock lock(&transport_mu_);
@@ -353,11 +355,11 @@ void Server::ExportPeers(const std::vector<messaging::PeerAddress>& peers) {
     for (const messaging::PeerAddress& p : peers) {
       if (p.id == transport_->self()) continue;
       now.push_back(p.id);
-      connected->WithLabels({p.id.value()})->Set(transport_->Connected(p.id) ? 1 : 0);
+      peer_gauge_->WithLabels({p.id.value()})->Set(transport_->Connected(p.id) ? 1 : 0);
     }
   }
   for (const NodeId& old : exported_peers_) {
-    if (std::find(now.begin(), now.end(), old) == now.end()) connected->Remove({old.value()});
+    if (std::find(now.begin(), now.end(), old) == now.end()) peer_gauge_->Remove({old.value()});
   }
   exported_peers_ = std::move(now);
 }

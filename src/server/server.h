@@ -204,6 +204,7 @@ class Server {
 
   OwnedThread owner_thread_;
   OwnedThread members_thread_;
+  GaugeFamily* const peer_gauge_;       // sluice_peer_connected{peer}.
   std::vector<NodeId> exported_peers_;  // Members thread only.
   // The registered nodes that serve the message stream, as last read.
   mutable Mutex members_mu_;

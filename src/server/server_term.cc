@@ -61,7 +61,6 @@ Status Server::StartCapture() {
   RETURN_IF_ERROR(RegisterCapture());
   LOG_INFO("capture registered; id={} lease={:x} ttl={}s", id.value(), session_lease().value(),
            std::chrono::duration_cast<std::chrono::seconds>(options_.capture_session_ttl).count());
-  (void)RefreshPeers();
   return Status::Ok();
 }
 

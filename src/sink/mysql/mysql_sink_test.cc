@@ -33,6 +33,18 @@ using testing::Update;
 
 class MysqlSinkTest : public testing::MysqlSinkFixture {
  protected:
+  // A sink of `changefeed` written by maintainer generation `epoch`, whose
+  // fence-refused writes wait `grace` for an adoption.
+  std::unique_ptr<MysqlSink> SinkAtEpoch(const std::string& changefeed, uint64_t epoch,
+                                         Clock::Duration grace = std::chrono::seconds(30)) {
+    MysqlSinkOptions options = Options(changefeed, Ts());
+    options.epoch = epoch;
+    options.fence_adoption_grace = grace;
+    Result<std::unique_ptr<MysqlSink>> sink = TryNewSink("", options);
+    EXPECT_TRUE(sink.ok()) << sink.status().ToString();
+    return sink.ok() ? std::move(sink).value() : nullptr;
+  }
+
   // Creates the kitchen-sink table (one column of every type) through the
   // sink's DDL path, from the SQL the simulator renders.
   event::TableSchemaPtr CreateKitchenSink(MysqlSink* sink) {
@@ -464,13 +476,10 @@ TEST_F(MysqlSinkTest, AnOlderGenerationCommitsNothingOnceANewerOneOpened) {
 TEST_F(MysqlSinkTest, ASinkAdoptedByANewerGenerationCommitsUnderItsEpoch) {
   auto schema = CreateNarrow("t", 10);
   const std::string changefeed = testing::UniqueName("default/adopted");
-  MysqlSinkOptions survivor_options = Options(changefeed, Ts());
-  survivor_options.epoch = 5;
-  std::unique_ptr<MysqlSink> survivor = std::move(TryNewSink("", survivor_options)).value();
-  MysqlSinkOptions middle_options = Options(changefeed, Ts());
-  middle_options.epoch = 6;
-  middle_options.fence_adoption_grace = Clock::Duration::zero();
-  std::unique_ptr<MysqlSink> middle = std::move(TryNewSink("", middle_options)).value();
+  std::unique_ptr<MysqlSink> survivor = SinkAtEpoch(changefeed, 5);
+  std::unique_ptr<MysqlSink> middle = SinkAtEpoch(changefeed, 6, Clock::Duration::zero());
+  ASSERT_NE(survivor, nullptr);
+  ASSERT_NE(middle, nullptr);
   ASSERT_TRUE(survivor->AdoptEpoch(7).ok());
   ASSERT_TRUE(survivor->AdoptEpoch(6).ok());  // Older: nothing to do.
   std::atomic<int> flushed{0};
@@ -484,9 +493,7 @@ TEST_F(MysqlSinkTest, ASinkAdoptedByANewerGenerationCommitsUnderItsEpoch) {
   EXPECT_EQ(middle->status().code(), Code::kStaleOwner) << middle->status().ToString();
   middle->Close();
   // Another generation moved on to 9: adopting 8 is refused, nothing commits.
-  MysqlSinkOptions later = Options(changefeed, Ts());
-  later.epoch = 9;
-  ASSERT_TRUE(TryNewSink("", later).ok());
+  ASSERT_NE(SinkAtEpoch(changefeed, 9), nullptr);
   EXPECT_EQ(survivor->AdoptEpoch(8).code(), Code::kStaleOwner);
   survivor->Close();
   EXPECT_EQ(NarrowRows("t"), (std::map<int64_t, std::string>{{1, "1"}}));
@@ -498,12 +505,10 @@ TEST_F(MysqlSinkTest, ASinkAdoptedByANewerGenerationCommitsUnderItsEpoch) {
 TEST_F(MysqlSinkTest, AWriteRefusedBeforeTheAdoptionGoesThroughAfterIt) {
   auto schema = CreateNarrow("t", 10);
   const std::string changefeed = testing::UniqueName("default/adopting");
-  MysqlSinkOptions survivor_options = Options(changefeed, Ts());
-  survivor_options.epoch = 5;
-  std::unique_ptr<MysqlSink> survivor = std::move(TryNewSink("", survivor_options)).value();
-  MysqlSinkOptions next_options = Options(changefeed, Ts());
-  next_options.epoch = 6;
-  std::unique_ptr<MysqlSink> next = std::move(TryNewSink("", next_options)).value();
+  std::unique_ptr<MysqlSink> survivor = SinkAtEpoch(changefeed, 5);
+  std::unique_ptr<MysqlSink> next = SinkAtEpoch(changefeed, 6);
+  ASSERT_NE(survivor, nullptr);
+  ASSERT_NE(next, nullptr);
   std::atomic<int> flushed{0};
   auto waiting = Txn(schema, 100, {Insert(NarrowRow(1, 1))});
   waiting->AddPostFlush([&] { ++flushed; });
